@@ -1,0 +1,81 @@
+package wire
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// parseAnthropic finds tool_result blocks in a Messages request
+// (wire-formats.md §1.3). A result's content is a string or an array of
+// blocks; only text blocks are text, images and documents are kept as they
+// are. tool_use blocks in assistant turns supply the tool names. thinking
+// blocks, signatures and cache_control are never looked at, so never edited.
+func parseAnthropic(root gjson.Result, c *Conversation) {
+	c.ToolsPath = pathIf(root, "tools")
+	c.SystemPath = pathIf(root, "system")
+	mi := -1
+	root.Get("messages").ForEach(func(_, msg gjson.Result) bool {
+		mi++
+		role := msg.Get("role").String()
+		if role == "assistant" {
+			c.assistantTurn(mi)
+		}
+		content := msg.Get("content")
+		if !content.IsArray() {
+			return true
+		}
+		base := "messages." + strconv.Itoa(mi) + ".content."
+		bi := -1
+		content.ForEach(func(_, block gjson.Result) bool {
+			bi++
+			switch block.Get("type").String() {
+			case "tool_use", "server_tool_use":
+				if role == "assistant" {
+					c.Calls = append(c.Calls, ToolCall{Message: mi, ID: block.Get("id").String(), Name: block.Get("name").String(), Args: block.Get("input").Raw})
+				}
+			case "tool_result":
+				if role != "user" {
+					return true
+				}
+				path := base + strconv.Itoa(bi)
+				r := ToolResult{
+					Message: mi,
+					Path:    path,
+					CallID:  block.Get("tool_use_id").String(),
+					IsError: block.Get("is_error").Bool(),
+				}
+				if anthropicContent(path, block.Get("content"), &r) {
+					r.Ordinal = len(c.Results)
+					c.Results = append(c.Results, r)
+				}
+			}
+			return true
+		})
+		return true
+	})
+	c.Messages = mi + 1
+}
+
+func anthropicContent(path string, content gjson.Result, r *ToolResult) bool {
+	switch {
+	case content.Type == gjson.String:
+		r.Form = FormString
+		r.Texts = append(r.Texts, textBlock(path+".content", content))
+		return true
+	case content.IsArray():
+		r.Form = FormBlocks
+		k := -1
+		content.ForEach(func(_, block gjson.Result) bool {
+			k++
+			if t := block.Get("text"); block.Get("type").String() == "text" && t.Type == gjson.String {
+				r.Texts = append(r.Texts, textBlock(path+".content."+strconv.Itoa(k)+".text", t))
+			} else {
+				r.NonText++
+			}
+			return true
+		})
+		return true
+	}
+	return false
+}

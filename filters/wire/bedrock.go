@@ -1,0 +1,64 @@
+package wire
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// parseBedrock finds toolResult blocks in a Converse / ConverseStream request
+// (wire-formats.md §1.5). content is an array of {text}, {json}, {image},
+// {document} or {video} blocks and must never become empty (Bedrock rejects
+// an empty content, above all with status "error"). toolUseId pairs the
+// result with the toolUse block of the previous assistant message.
+func parseBedrock(root gjson.Result, c *Conversation) {
+	c.ToolsPath = pathIf(root, "toolConfig.tools")
+	c.SystemPath = pathIf(root, "system")
+	mi := -1
+	root.Get("messages").ForEach(func(_, msg gjson.Result) bool {
+		mi++
+		role := msg.Get("role").String()
+		if role == "assistant" {
+			c.assistantTurn(mi)
+		}
+		bi := -1
+		msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+			bi++
+			base := "messages." + strconv.Itoa(mi) + ".content." + strconv.Itoa(bi)
+			if tu := block.Get("toolUse"); tu.Exists() && role == "assistant" {
+				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: tu.Get("toolUseId").String(), Name: tu.Get("name").String(), Args: tu.Get("input").Raw})
+			}
+			tr := block.Get("toolResult")
+			if !tr.Exists() || role != "user" {
+				return true
+			}
+			path := base + ".toolResult"
+			r := ToolResult{
+				Message: mi,
+				Path:    path,
+				CallID:  tr.Get("toolUseId").String(),
+				IsError: tr.Get("status").String() == "error",
+				Form:    FormBlocks,
+			}
+			k := -1
+			tr.Get("content").ForEach(func(_, cb gjson.Result) bool {
+				k++
+				cp := path + ".content." + strconv.Itoa(k)
+				switch t, j := cb.Get("text"), cb.Get("json"); {
+				case t.Type == gjson.String:
+					r.Texts = append(r.Texts, textBlock(cp+".text", t))
+				case j.Exists():
+					r.JSON = append(r.JSON, jsonBlock(cp+".json", j))
+				default:
+					r.NonText++
+				}
+				return true
+			})
+			r.Ordinal = len(c.Results)
+			c.Results = append(c.Results, r)
+			return true
+		})
+		return true
+	})
+	c.Messages = mi + 1
+}

@@ -1,0 +1,70 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tidwall/gjson"
+)
+
+// Edit replaces the raw JSON value at Span with Raw.
+type Edit struct {
+	Span Span
+	Raw  []byte
+}
+
+// SetString is the Edit that replaces a JSON string value with s.
+func SetString(at Span, s string) Edit {
+	return Edit{Span: at, Raw: QuoteString(s)}
+}
+
+// ErrBadEdit means a set of edits could not be applied safely.
+var ErrBadEdit = errors.New("bad edit")
+
+// Apply splices all edits into body in one pass and returns a new slice.
+// Bytes outside the edited spans are copied unchanged, so key order,
+// whitespace and unknown fields survive exactly. Overlapping or out-of-range
+// edits are refused, and so is a result that is no longer valid JSON: a
+// rewrite must never corrupt the request.
+func Apply(body []byte, edits []Edit) ([]byte, error) {
+	if len(edits) == 0 {
+		return body, nil
+	}
+	sorted := slices.Clone(edits)
+	slices.SortFunc(sorted, func(a, b Edit) int { return a.Span.Start - b.Span.Start })
+	size, prev := len(body), 0
+	for _, e := range sorted {
+		if e.Span.Start < prev || e.Span.End < e.Span.Start || e.Span.End > len(body) {
+			return nil, fmt.Errorf("%w: span %d-%d overlaps or is out of range", ErrBadEdit, e.Span.Start, e.Span.End)
+		}
+		prev = e.Span.End
+		size += len(e.Raw) - (e.Span.End - e.Span.Start)
+	}
+	out := make([]byte, 0, size)
+	prev = 0
+	for _, e := range sorted {
+		out = append(out, body[prev:e.Span.Start]...)
+		out = append(out, e.Raw...)
+		prev = e.Span.End
+	}
+	out = append(out, body[prev:]...)
+	if !gjson.ValidBytes(out) {
+		return nil, fmt.Errorf("%w: result is not valid JSON", ErrBadEdit)
+	}
+	return out, nil
+}
+
+// QuoteString encodes s as a JSON string literal. HTML characters are left
+// alone (encoding/json would turn < into \u003c and change bytes for no
+// reason); invalid UTF-8 becomes U+FFFD, so the literal is always valid.
+func QuoteString(s string) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(s) + 16)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,61 @@
+package wire
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// parseGemini finds functionResponse parts in a generateContent request
+// (wire-formats.md §1.4). The REST API accepts camelCase and snake_case
+// field names, so both are read. response must stay a JSON object; name and
+// id pair it with the functionCall part of the preceding model turn (by id
+// when present, else by name). thoughtSignature parts are never touched.
+func parseGemini(root gjson.Result, c *Conversation) {
+	c.ToolsPath = pathIf(root, "tools")
+	c.SystemPath = pathIf(root, "systemInstruction", "system_instruction")
+	mi := -1
+	root.Get("contents").ForEach(func(_, msg gjson.Result) bool {
+		mi++
+		role := msg.Get("role").String()
+		if role == "model" {
+			c.assistantTurn(mi)
+		}
+		pk := -1
+		msg.Get("parts").ForEach(func(_, part gjson.Result) bool {
+			pk++
+			base := "contents." + strconv.Itoa(mi) + ".parts." + strconv.Itoa(pk)
+			if key := pathIf(part, "functionCall", "function_call"); key != "" && role == "model" {
+				fc := part.Get(key)
+				name := fc.Get("name").String()
+				id := fc.Get("id").String()
+				if id == "" {
+					id = name
+				}
+				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: id, Name: name, Args: fc.Get("args").Raw})
+			}
+			key := pathIf(part, "functionResponse", "function_response")
+			if key == "" || role == "model" {
+				return true
+			}
+			fr := part.Get(key)
+			name := fr.Get("name").String()
+			id := fr.Get("id").String()
+			if id == "" {
+				id = name
+			}
+			r := ToolResult{Message: mi, Path: base + "." + key, CallID: id, ToolName: name, Form: FormObject}
+			if resp := fr.Get("response"); resp.IsObject() {
+				r.JSON = append(r.JSON, jsonBlock(r.Path+".response", resp))
+				// A response reporting an error by convention: {"error": ...}.
+				r.IsError = resp.Get("error").Exists() && !resp.Get("output").Exists() && !resp.Get("result").Exists()
+			}
+			r.NonText += int(fr.Get("parts.#").Int())
+			r.Ordinal = len(c.Results)
+			c.Results = append(c.Results, r)
+			return true
+		})
+		return true
+	})
+	c.Messages = mi + 1
+}

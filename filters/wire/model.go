@@ -1,0 +1,195 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+)
+
+// ErrNotJSON means the body is not a JSON object; callers pass it through.
+var ErrNotJSON = errors.New("body is not a JSON object")
+
+// ContentForm is the JSON shape a tool result's content had on the wire.
+// Rewrites keep it: a string stays a string, an array stays an array.
+type ContentForm int
+
+const (
+	FormString ContentForm = iota // "content": "..."
+	FormBlocks                    // "content": [{"type":"text","text":"..."}, ...]
+	FormObject                    // Gemini: the result is the functionResponse.response object
+)
+
+// Span is the byte range of one raw JSON value inside the request body.
+type Span struct {
+	Start, End int
+}
+
+// TextBlock is one text value of a tool result: the decoded text and where
+// its JSON string literal sits in the body.
+type TextBlock struct {
+	Path string // gjson path, for reports and diagnostics
+	Span Span   // the JSON string literal, quotes included
+	Text string // decoded
+}
+
+// JSONBlock is a tool result value that is JSON rather than text: Bedrock
+// {"json": {...}} content and Gemini functionResponse.response. It must stay
+// valid JSON of the same kind (an object stays an object).
+type JSONBlock struct {
+	Path string
+	Span Span
+	Raw  string
+}
+
+// ToolResult is one tool result, whatever the dialect.
+type ToolResult struct {
+	Ordinal     int    // position among the conversation's tool results
+	Message     int    // index of the message (or input item) that holds it
+	Path        string // gjson path of the result object
+	CallID      string // tool_call_id / tool_use_id / call_id (never edited)
+	ToolName    string // resolved from the matching call, "" when none matched
+	Args        string // the matching call's arguments as raw JSON, "" when none matched
+	CallMessage int    // index of the message holding the matching call, -1 when none
+	TurnsAgo    int    // assistant turns after this result: 0 = the model has not answered it yet
+	IsError     bool
+	Form        ContentForm
+	Texts       []TextBlock
+	JSON        []JSONBlock
+	NonText     int // image, document, ... blocks: kept as they are
+}
+
+// TextBytes is the UTF-8 size of all text blocks.
+func (r *ToolResult) TextBytes() int {
+	n := 0
+	for _, t := range r.Texts {
+		n += len(t.Text)
+	}
+	return n
+}
+
+// ToolCall is one tool call made by the assistant earlier in the conversation.
+type ToolCall struct {
+	Message int
+	ID      string
+	Name    string
+	Args    string // raw JSON (an object, or the JSON string OpenAI sends)
+}
+
+// Conversation is the tool-exchange model the filters share.
+type Conversation struct {
+	Dialect    Dialect
+	Model      string
+	Stream     bool
+	Messages   int    // messages (or input items) in the conversation
+	ToolsPath  string // gjson path of the tools list, "" when the request has none
+	SystemPath string // gjson path of the system prompt, "" when none
+	Calls      []ToolCall
+	Results    []ToolResult
+	// assistantAt lists the message indexes that start an assistant turn.
+	assistantAt   []int
+	lastAssistant int
+}
+
+// Parse builds the Conversation for body in one pass over the raw bytes. It
+// never unmarshals the whole body: unknown fields are simply not looked at.
+func Parse(d Dialect, body []byte) (*Conversation, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, ErrNotJSON
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil, ErrNotJSON
+	}
+	c := &Conversation{
+		Dialect:       d,
+		Model:         root.Get("model").String(),
+		Stream:        root.Get("stream").Bool(),
+		lastAssistant: -2,
+	}
+	switch d {
+	case OpenAIChat:
+		parseOpenAIChat(root, c)
+	case Anthropic:
+		parseAnthropic(root, c)
+	case OpenAIResponses:
+		parseOpenAIResponses(root, c)
+	case Gemini:
+		parseGemini(root, c)
+	case Bedrock:
+		parseBedrock(root, c)
+	default:
+		return nil, fmt.Errorf("parse: unknown dialect %q", d)
+	}
+	c.link()
+	return c, nil
+}
+
+// link pairs every result with its call (by id; the latest call with that id
+// before the result wins) and computes how old each result is.
+func (c *Conversation) link() {
+	for i := range c.Results {
+		r := &c.Results[i]
+		r.CallMessage = -1
+		for j := len(c.Calls) - 1; j >= 0; j-- {
+			call := c.Calls[j]
+			if call.ID == r.CallID && call.Message <= r.Message {
+				r.CallMessage, r.Args = call.Message, call.Args
+				if r.ToolName == "" {
+					r.ToolName = call.Name
+				}
+				break
+			}
+		}
+		for _, a := range c.assistantAt {
+			if a > r.Message {
+				r.TurnsAgo++
+			}
+		}
+	}
+}
+
+// assistantTurn records that message mi is assistant output; consecutive
+// assistant messages or items form one turn.
+func (c *Conversation) assistantTurn(mi int) {
+	if n := len(c.assistantAt); n > 0 && c.lastAssistant == mi-1 {
+		c.lastAssistant = mi
+		return
+	}
+	c.assistantAt = append(c.assistantAt, mi)
+	c.lastAssistant = mi
+}
+
+// CallByID returns the call with that id, or nil.
+func (c *Conversation) CallByID(id string) *ToolCall {
+	for i := len(c.Calls) - 1; i >= 0; i-- {
+		if c.Calls[i].ID == id {
+			return &c.Calls[i]
+		}
+	}
+	return nil
+}
+
+// span returns where v's raw JSON sits in the body. gjson reports absolute
+// offsets for values reached by ForEach from the root.
+func span(v gjson.Result) Span {
+	return Span{Start: v.Index, End: v.Index + len(v.Raw)}
+}
+
+func textBlock(path string, v gjson.Result) TextBlock {
+	return TextBlock{Path: path, Span: span(v), Text: v.String()}
+}
+
+func jsonBlock(path string, v gjson.Result) JSONBlock {
+	return JSONBlock{Path: path, Span: span(v), Raw: v.Raw}
+}
+
+// pathIf returns key when root has it.
+func pathIf(root gjson.Result, keys ...string) string {
+	for _, k := range keys {
+		if root.Get(k).Exists() {
+			return k
+		}
+	}
+	return ""
+}
