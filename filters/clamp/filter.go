@@ -1,0 +1,64 @@
+package clamp
+
+import (
+	"fmt"
+
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// Filter is the pipeline step that clamps every tool result, error results
+// included (seed 001: tool errors obey the same limits).
+type Filter struct {
+	lim Limits
+}
+
+// NewFilter returns a clamp step with the given limits.
+func NewFilter(lim Limits) *Filter { return &Filter{lim: lim} }
+
+// Name implements pipeline.Filter.
+func (f *Filter) Name() string { return "clamp" }
+
+// Rewrite implements pipeline.Filter. Only text values change: a string
+// content stays a string, a block array keeps its length and its non-text
+// blocks, and ids, names and cache_control are never touched.
+func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	var edits []wire.Edit
+	var changes []pipeline.Change
+	for i := range c.Results {
+		r := &c.Results[i]
+		if len(r.Texts) == 0 {
+			continue
+		}
+		texts := make([]string, len(r.Texts))
+		for k, t := range r.Texts {
+			texts[k] = t.Text
+		}
+		out, rep := Apply(texts, f.lim)
+		if !rep.Changed {
+			continue
+		}
+		for k := range out {
+			if out[k] != texts[k] {
+				edits = append(edits, wire.SetString(r.Texts[k].Span, out[k]))
+			}
+		}
+		keep := f.lim.Keep
+		if keep == "" {
+			keep = KeepHead
+		}
+		changes = append(changes, pipeline.Change{
+			Filter:      f.Name(),
+			Ordinal:     r.Ordinal,
+			CallID:      r.CallID,
+			ToolName:    r.ToolName,
+			IsError:     r.IsError,
+			BytesBefore: rep.BytesBefore,
+			BytesAfter:  rep.BytesAfter,
+			LinesBefore: rep.LinesBefore,
+			LinesAfter:  rep.LinesAfter,
+			Detail:      fmt.Sprintf("keep=%s blocks_replaced=%d", keep, rep.BlocksReplaced),
+		})
+	}
+	return edits, changes
+}
