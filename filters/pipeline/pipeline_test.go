@@ -1,0 +1,72 @@
+package pipeline_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+type panicky struct{}
+
+func (panicky) Name() string { return "panicky" }
+func (panicky) Rewrite(*wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	panic("boom")
+}
+
+type badEdit struct{}
+
+func (badEdit) Name() string { return "bad" }
+func (badEdit) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	if len(c.Results) == 0 {
+		return nil, nil
+	}
+	return []wire.Edit{{Span: c.Results[0].Texts[0].Span, Raw: []byte(`"unterminated`)}}, []pipeline.Change{{Filter: "bad"}}
+}
+
+const anthropicBody = `{"model":"claude","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]},` +
+	`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"LONG","cache_control":{"type":"ephemeral"}}]}]}`
+
+func TestRunClampsAndReports(t *testing.T) {
+	body := []byte(strings.Replace(anthropicBody, "LONG", strings.Repeat("x\\n", 5000), 1))
+	p := pipeline.New(clamp.NewFilter(clamp.Limits{MaxBytes: 4096, MaxLines: 100}))
+	out, rep, err := p.Run(wire.Anthropic, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Changed() || rep.Results != 1 || rep.BytesIn != len(body) || rep.BytesOut != len(out) {
+		t.Fatalf("report = %+v", rep)
+	}
+	c := rep.Changes[0]
+	if c.Filter != "clamp" || c.ToolName != "Bash" || c.CallID != "t1" || c.LinesBefore != 5000 || c.LinesAfter > 100 || c.BytesAfter > 4096 {
+		t.Fatalf("change = %+v", c)
+	}
+	if gjson.GetBytes(out, "messages.1.content.0.cache_control.type").String() != "ephemeral" {
+		t.Fatal("cache_control must stay on its block")
+	}
+}
+
+func TestRunFailsOpen(t *testing.T) {
+	body := []byte(strings.Replace(anthropicBody, "LONG", "short", 1))
+	for name, tc := range map[string]struct {
+		p    *pipeline.Pipeline
+		body []byte
+		want error
+	}{
+		"panic":       {pipeline.New(panicky{}), body, pipeline.ErrInternal},
+		"bad edit":    {pipeline.New(badEdit{}), body, wire.ErrBadEdit},
+		"not json":    {pipeline.New(clamp.NewFilter(clamp.Limits{})), []byte(`{"messages":[`), wire.ErrNotJSON},
+		"not object":  {pipeline.New(), []byte(`[1]`), wire.ErrNotJSON},
+		"zero filter": {&pipeline.Pipeline{}, body, nil},
+	} {
+		out, rep, err := tc.p.Run(wire.Anthropic, tc.body)
+		if !errors.Is(err, tc.want) || string(out) != string(tc.body) || rep.Changed() {
+			t.Errorf("%s: err=%v changed=%v same=%v", name, err, rep.Changed(), string(out) == string(tc.body))
+		}
+	}
+}
