@@ -1,0 +1,241 @@
+package extproc
+
+import (
+	"strconv"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+)
+
+type direction int
+
+const (
+	dirRequest direction = iota
+	dirResponse
+)
+
+func (d direction) String() string {
+	if d == dirRequest {
+		return "request"
+	}
+	return "response"
+}
+
+// fullDuplexChunk bounds each streamed_response we send: the API recommends
+// ≤64 KiB per message in FULL_DUPLEX_STREAMED (envoy-extproc.md §5).
+const fullDuplexChunk = 64 << 10
+
+// rewriteFunc turns a complete body into the body to forward. It returns
+// changed=false to forward the original bytes untouched. It may also ask for
+// an ImmediateResponse (fail closed) by returning a non-nil reply.
+type rewriteFunc func(body []byte) (out []byte, changed bool, reply *extprocv3.ImmediateResponse)
+
+// bodyStream answers the body messages of one direction according to the
+// body mode Envoy announced in protocol_config. With rewrite == nil every
+// chunk passes through untouched; otherwise the whole body is collected and
+// rewritten once, however Envoy chose to deliver it.
+type bodyStream struct {
+	dir     direction
+	mode    extprocfilterv3.ProcessingMode_BodySendMode
+	known   bool // protocol_config told us the mode (Envoy ≥1.34)
+	rewrite rewriteFunc
+	maxHold int // give up rewriting (pass through) past this many held bytes
+
+	buf      []byte
+	pending  int  // STREAMED chunk messages not yet answered
+	eos      bool // end_of_stream seen: later data is a duplicate (envoy#46237)
+	passed   bool // gave up rewriting; the rest passes through
+	onGiveUp func(reason string)
+}
+
+// onBody returns the responses for one body message: exactly one outside
+// FULL_DUPLEX_STREAMED (possibly deferred, see STREAMED), any number inside.
+func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResponse {
+	duplex := b.known && b.mode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	if b.eos {
+		// Data after end_of_stream is ignored (envoy-extproc.md §12.11).
+		if duplex {
+			return nil
+		}
+		return []*extprocv3.ProcessingResponse{b.bodyResponse(nil)}
+	}
+	b.eos = msg.GetEndOfStream()
+	chunk := msg.GetBody()
+
+	if duplex {
+		return b.onDuplexBody(chunk)
+	}
+	if b.rewrite == nil || b.passed {
+		return []*extprocv3.ProcessingResponse{b.bodyResponse(nil)}
+	}
+	if b.pending == 0 && b.eos {
+		// The whole body in one message: BUFFERED, or STREAMED when the body
+		// completed before our headers response (envoy-extproc.md §3.2).
+		return []*extprocv3.ProcessingResponse{b.finishWhole(chunk)}
+	}
+	if !b.known || b.mode != extprocfilterv3.ProcessingMode_STREAMED {
+		// BUFFERED_PARTIAL (or an Envoy that did not say): only part of the
+		// document is ours to see, and the rest will pass unprocessed. Half a
+		// JSON document cannot be rewritten, so forward it as is.
+		b.giveUp(reasonPartialBody)
+		return []*extprocv3.ProcessingResponse{b.bodyResponse(nil)}
+	}
+	// STREAMED in several chunks. Envoy pipelines the chunks and applies our
+	// answers in order, so we defer the answers until end_of_stream and then
+	// put the whole rewritten body in the first answer and clear the others.
+	// If it never comes (trailers, or too big), every chunk is answered
+	// unchanged: nothing is lost.
+	b.buf = append(b.buf, chunk...)
+	b.pending++
+	if b.maxHold > 0 && len(b.buf) > b.maxHold {
+		b.giveUp(reasonBodyTooLarge)
+		return b.releasePending()
+	}
+	if !b.eos {
+		return nil
+	}
+	out, _, reply := b.rewrite(b.buf)
+	if reply != nil {
+		return []*extprocv3.ProcessingResponse{immediate(reply)}
+	}
+	resps := make([]*extprocv3.ProcessingResponse, 0, b.pending)
+	resps = append(resps, b.bodyResponse(&extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: out}}))
+	for i := 1; i < b.pending; i++ {
+		resps = append(resps, b.bodyResponse(&extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_ClearBody{ClearBody: true}}))
+	}
+	b.pending, b.buf = 0, nil
+	return resps
+}
+
+// finishWhole answers a message that holds the complete body.
+func (b *bodyStream) finishWhole(body []byte) *extprocv3.ProcessingResponse {
+	out, changed, reply := b.rewrite(body)
+	if reply != nil {
+		return immediate(reply)
+	}
+	if !changed {
+		return b.bodyResponse(nil)
+	}
+	// BUFFERED with header SEND keeps content-length and rejects a body whose
+	// length differs with a 500, even with failure_mode_allow; it must be set
+	// in this same response (envoy-extproc.md §4.2). Where Envoy already
+	// removed the header it silently skips ours, so setting it is always safe.
+	return bodyResponse(b.dir, &extprocv3.CommonResponse{
+		HeaderMutation: &extprocv3.HeaderMutation{
+			SetHeaders: []*corev3.HeaderValueOption{setHeader("content-length", strconv.Itoa(len(out)))},
+		},
+		BodyMutation: &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: out}},
+	})
+}
+
+func (b *bodyStream) onDuplexBody(chunk []byte) []*extprocv3.ProcessingResponse {
+	if b.rewrite == nil || b.passed {
+		return streamedResponses(b.dir, chunk, b.eos)
+	}
+	b.buf = append(b.buf, chunk...)
+	if b.maxHold > 0 && len(b.buf) > b.maxHold {
+		b.giveUp(reasonBodyTooLarge)
+		held := b.buf
+		b.buf = nil
+		return streamedResponses(b.dir, held, b.eos)
+	}
+	if !b.eos {
+		// FULL_DUPLEX_STREAMED answers are M:N: nothing to say yet.
+		return nil
+	}
+	out, _, reply := b.rewrite(b.buf)
+	b.buf = nil
+	if reply != nil {
+		return []*extprocv3.ProcessingResponse{immediate(reply)}
+	}
+	return streamedResponses(b.dir, out, true)
+}
+
+// onTrailers answers a trailers message. Trailers mean the body is over
+// without end_of_stream on its last chunk.
+func (b *bodyStream) onTrailers() []*extprocv3.ProcessingResponse {
+	var resps []*extprocv3.ProcessingResponse
+	duplex := b.known && b.mode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	switch {
+	case duplex && b.rewrite != nil && !b.passed && !b.eos:
+		// The last body chunk precedes the trailers response and carries
+		// end_of_stream=false (envoy-extproc.md §3.2, FULL_DUPLEX step 4).
+		out := b.buf
+		if o, _, reply := b.rewrite(b.buf); reply == nil {
+			out = o
+		}
+		b.buf = nil
+		resps = append(resps, streamedResponses(b.dir, out, false)...)
+	case b.pending > 0:
+		b.giveUp(reasonTrailers)
+		resps = append(resps, b.releasePending()...)
+	}
+	b.eos = true
+	return append(resps, trailersResponse(b.dir))
+}
+
+// releasePending answers every deferred STREAMED chunk unchanged.
+func (b *bodyStream) releasePending() []*extprocv3.ProcessingResponse {
+	resps := make([]*extprocv3.ProcessingResponse, 0, b.pending)
+	for range b.pending {
+		resps = append(resps, b.bodyResponse(nil))
+	}
+	b.pending, b.buf = 0, nil
+	return resps
+}
+
+func (b *bodyStream) giveUp(reason string) {
+	if b.passed {
+		return
+	}
+	b.passed = true
+	if b.onGiveUp != nil {
+		b.onGiveUp(reason)
+	}
+}
+
+// bodyResponse wraps a mutation (nil: forward unchanged) in the oneof that
+// matches this direction.
+func (b *bodyStream) bodyResponse(m *extprocv3.BodyMutation) *extprocv3.ProcessingResponse {
+	return bodyResponse(b.dir, &extprocv3.CommonResponse{BodyMutation: m})
+}
+
+func bodyResponse(d direction, cr *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {
+	br := &extprocv3.BodyResponse{Response: cr}
+	if d == dirRequest {
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestBody{RequestBody: br}}
+	}
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{ResponseBody: br}}
+}
+
+// streamedResponses splits body into FULL_DUPLEX_STREAMED answers. Every
+// answer in that mode must carry streamed_response, even an empty final one
+// (envoy-extproc.md §3.2, FULL_DUPLEX step 5).
+func streamedResponses(d direction, body []byte, eos bool) []*extprocv3.ProcessingResponse {
+	var resps []*extprocv3.ProcessingResponse
+	for {
+		n := min(len(body), fullDuplexChunk)
+		last := n == len(body)
+		sr := &extprocv3.StreamedBodyResponse{Body: body[:n], EndOfStream: eos && last}
+		resps = append(resps, bodyResponse(d, &extprocv3.CommonResponse{
+			BodyMutation: &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_StreamedResponse{StreamedResponse: sr}},
+		}))
+		body = body[n:]
+		if last {
+			return resps
+		}
+	}
+}
+
+func trailersResponse(d direction) *extprocv3.ProcessingResponse {
+	tr := &extprocv3.TrailersResponse{}
+	if d == dirRequest {
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestTrailers{RequestTrailers: tr}}
+	}
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseTrailers{ResponseTrailers: tr}}
+}
+
+func immediate(r *extprocv3.ImmediateResponse) *extprocv3.ProcessingResponse {
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{ImmediateResponse: r}}
+}

@@ -1,0 +1,277 @@
+package extproc
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+//go:embed default_config.yaml
+var defaultConfigYAML []byte
+
+// DefaultProfile is used when a request names no profile.
+const DefaultProfile = "default"
+
+// Config is toolproc's whole configuration, validated once at load.
+type Config struct {
+	Server   ServerConfig        `json:"server"`
+	Log      LogConfig           `json:"log"`
+	Profiles map[string]*Profile `json:"profiles"`
+}
+
+// ServerConfig holds listener settings.
+type ServerConfig struct {
+	GRPCAddr        string   `json:"grpc_addr"`
+	AdminAddr       string   `json:"admin_addr"`
+	MaxRecvMsgBytes int      `json:"max_recv_msg_bytes"`
+	ShutdownGrace   Duration `json:"shutdown_grace"`
+}
+
+// LogConfig selects the slog handler.
+type LogConfig struct {
+	Level  string `json:"level"`
+	Format string `json:"format"`
+}
+
+// Profile is one named set of filter settings, chosen per request.
+type Profile struct {
+	Enabled     bool         `json:"enabled"`
+	FailureMode string       `json:"failure_mode"`
+	Dialects    []string     `json:"dialects"`
+	Clamp       ClampProfile `json:"clamp"`
+}
+
+// ClampProfile configures the hard clamp.
+type ClampProfile struct {
+	Enabled  bool   `json:"enabled"`
+	MaxBytes int    `json:"max_bytes"`
+	MaxLines int    `json:"max_lines"`
+	Keep     string `json:"keep"`
+}
+
+// FailClosed reports whether requests toolproc cannot process are refused.
+func (p *Profile) FailClosed() bool { return p.FailureMode == "closed" }
+
+// Handles reports whether the profile rewrites dialect d.
+func (p *Profile) Handles(d wire.Dialect) bool {
+	return p.Enabled && slices.Contains(p.Dialects, string(d))
+}
+
+// ClampLimits converts the YAML settings to the clamp's limits.
+func (c ClampProfile) ClampLimits() clamp.Limits {
+	return clamp.Limits{MaxBytes: c.MaxBytes, MaxLines: c.MaxLines, Keep: clamp.Keep(c.Keep)}
+}
+
+// Duration reads "15s"-style strings from YAML.
+type Duration time.Duration
+
+// UnmarshalJSON accepts a Go duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration: want a string like \"15s\" or a number of seconds, got %s", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// DefaultConfig returns the embedded defaults.
+func DefaultConfig() *Config {
+	cfg, err := ParseConfig(nil)
+	if err != nil {
+		panic("embedded default config is invalid: " + err.Error())
+	}
+	return cfg
+}
+
+// LoadConfig reads path (if not empty) over the embedded defaults.
+func LoadConfig(path string) (*Config, error) {
+	if path == "" {
+		return ParseConfig(nil)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := ParseConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig merges user YAML over the embedded defaults. Every profile
+// inherits from the final "default" profile, so a profile only names what it
+// changes. Unknown keys are errors: a typo must not silently do nothing.
+func ParseConfig(user []byte) (*Config, error) {
+	base, err := yamlToMap(defaultConfigYAML)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.TrimSpace(string(user))) > 0 {
+		over, err := yamlToMap(user)
+		if err != nil {
+			return nil, err
+		}
+		base = merge(base, over)
+	}
+	// Expand profile inheritance before the typed decode.
+	if profiles, ok := base["profiles"].(map[string]any); ok {
+		def, _ := profiles[DefaultProfile].(map[string]any)
+		for name, p := range profiles {
+			pm, ok := p.(map[string]any)
+			if p != nil && !ok {
+				return nil, fmt.Errorf("profiles.%s: must be a mapping", name)
+			}
+			if name != DefaultProfile {
+				profiles[name] = merge(clone(def), pm)
+			}
+		}
+	}
+	merged, err := json.Marshal(base)
+	if err != nil {
+		return nil, err
+	}
+	var cfg Config
+	if err := yaml.UnmarshalStrict(merged, &cfg); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// Validate checks every key once, naming the key and the allowed values.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	if c.Server.GRPCAddr == "" {
+		bad("server.grpc_addr", "must not be empty")
+	}
+	if c.Server.AdminAddr == "" {
+		bad("server.admin_addr", "must not be empty")
+	}
+	if c.Server.MaxRecvMsgBytes < 4<<20 {
+		bad("server.max_recv_msg_bytes", "must be at least 4194304 (gRPC's own default), got %d", c.Server.MaxRecvMsgBytes)
+	}
+	if c.Server.ShutdownGrace < 0 {
+		bad("server.shutdown_grace", "must not be negative")
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		bad("log.level", "must be one of debug, info, warn, error; got %q", c.Log.Level)
+	}
+	if !slices.Contains([]string{"json", "text"}, c.Log.Format) {
+		bad("log.format", "must be json or text; got %q", c.Log.Format)
+	}
+	if _, ok := c.Profiles[DefaultProfile]; !ok {
+		bad("profiles", "must define a %q profile", DefaultProfile)
+	}
+	for _, name := range c.ProfileNames() {
+		p := c.Profiles[name]
+		key := "profiles." + name
+		if p == nil {
+			bad(key, "must be a mapping")
+			continue
+		}
+		if p.FailureMode != "open" && p.FailureMode != "closed" {
+			bad(key+".failure_mode", "must be open or closed; got %q", p.FailureMode)
+		}
+		for _, d := range p.Dialects {
+			if !wire.Dialect(d).Valid() {
+				bad(key+".dialects", "unknown dialect %q; allowed: %s", d, dialectNames())
+			}
+		}
+		if err := p.Clamp.ClampLimits().Validate(); err != nil {
+			bad(key+".clamp", "%v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ProfileNames returns the profile names sorted.
+func (c *Config) ProfileNames() []string {
+	names := make([]string, 0, len(c.Profiles))
+	for n := range c.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func dialectNames() string {
+	s := make([]string, len(wire.Dialects))
+	for i, d := range wire.Dialects {
+		s[i] = string(d)
+	}
+	return strings.Join(s, ", ")
+}
+
+func yamlToMap(b []byte) (map[string]any, error) {
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		return nil, fmt.Errorf("config: top level must be a mapping: %w", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// merge overlays src on dst: mappings merge key by key, anything else
+// (scalars, lists) replaces.
+func merge(dst, src map[string]any) map[string]any {
+	if dst == nil {
+		dst = map[string]any{}
+	}
+	for k, v := range src {
+		sm, sok := v.(map[string]any)
+		dm, dok := dst[k].(map[string]any)
+		if sok && dok {
+			dst[k] = merge(dm, sm)
+			continue
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+func clone(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if vm, ok := v.(map[string]any); ok {
+			v = clone(vm)
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package extproc
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	p := cfg.Profiles[DefaultProfile]
+	if cfg.Server.GRPCAddr != "127.0.0.1:50051" || cfg.Server.AdminAddr != "127.0.0.1:9000" ||
+		cfg.Server.MaxRecvMsgBytes != 64<<20 || time.Duration(cfg.Server.ShutdownGrace) != 15*time.Second {
+		t.Fatalf("server = %+v", cfg.Server)
+	}
+	if !p.Enabled || p.FailClosed() || p.Clamp.MaxBytes != 51200 || p.Clamp.MaxLines != 2000 || p.Clamp.Keep != "head" || !p.Clamp.Enabled {
+		t.Fatalf("default profile = %+v", p)
+	}
+	if !p.Handles("openai_chat") || !p.Handles("anthropic") {
+		t.Fatal("default profile must handle both dialects")
+	}
+}
+
+func TestProfilesInheritFromDefault(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+profiles:
+  default:
+    clamp: {max_lines: 500}
+  tail:
+    clamp: {keep: tail}
+  anthropic-only:
+    dialects: [anthropic]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := cfg.Profiles["tail"]
+	if tail.Clamp.Keep != "tail" || tail.Clamp.MaxLines != 500 || tail.Clamp.MaxBytes != 51200 {
+		t.Fatalf("tail = %+v", tail.Clamp)
+	}
+	if a := cfg.Profiles["anthropic-only"]; a.Handles("openai_chat") || !a.Handles("anthropic") {
+		t.Fatalf("dialect list must replace, not merge: %v", a.Dialects)
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	cases := map[string]string{
+		`profiles: {default: {clamp: {keep: middle}}}`: "profiles.default.clamp",
+		`profiles: {x: {failure_mode: maybe}}`:         "profiles.x.failure_mode",
+		`profiles: {x: {dialects: [gemini-ish]}}`:      "profiles.x.dialects",
+		`profiles: {x: {clamp: {max_bytes: 10}}}`:      "profiles.x.clamp",
+		`server: {max_recv_msg_bytes: 1000}`:           "server.max_recv_msg_bytes",
+		`log: {level: loud}`:                           "log.level",
+		`profiles: {default: {clamp: {max_byte: 10}}}`: "unknown field",
+		`server: {shutdown_grace: soon}`:               "duration",
+		`profiles: {x: 3}`:                             "profiles.x",
+		"server: [1, 2]":                               "config",
+	}
+	for in, want := range cases {
+		_, err := ParseConfig([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseConfig(%q) error = %v, want it to mention %q", in, err, want)
+		}
+	}
+}

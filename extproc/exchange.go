@@ -1,0 +1,256 @@
+package extproc
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// exchange is the state of one HTTP request/response pair: one ext_proc
+// stream. It is used by one goroutine only.
+type exchange struct {
+	srv     *Server
+	profile *compiledProfile
+	log     *slog.Logger
+
+	sawProtocolConfig bool
+	dialect           wire.Dialect
+	process           bool // an LLM request this profile rewrites
+	path              string
+
+	req  bodyStream
+	resp bodyStream
+
+	// Filled by the request rewrite, sent as dynamic metadata.
+	report *pipeline.Report
+}
+
+func newExchange(s *Server, p *compiledProfile) *exchange {
+	x := &exchange{srv: s, profile: p, log: s.log}
+	x.req = bodyStream{dir: dirRequest, maxHold: s.cfg.Server.MaxRecvMsgBytes, onGiveUp: x.gaveUp}
+	x.resp = bodyStream{dir: dirResponse, onGiveUp: x.gaveUp}
+	return x
+}
+
+// handle returns the answers to one message. Outside FULL_DUPLEX_STREAMED
+// that is exactly one answer per message, except that deferred STREAMED
+// chunks are answered together when the body ends (still one each, in order).
+func (x *exchange) handle(m *extprocv3.ProcessingRequest) (resps []*extprocv3.ProcessingResponse) {
+	start := time.Now()
+	phase := "other"
+	if !x.sawProtocolConfig {
+		// protocol_config rides only on the first message of the stream
+		// (envoy-extproc.md §1); without it (Envoy <1.34) we stay mode-agnostic.
+		if pc := m.GetProtocolConfig(); pc != nil {
+			x.req.mode, x.req.known = pc.GetRequestBodyMode(), true
+			x.resp.mode, x.resp.known = pc.GetResponseBodyMode(), true
+		}
+		x.sawProtocolConfig = true
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			// Fail open: a bug here must never take a request down. Answer the
+			// message as a pass-through and stop rewriting this exchange.
+			x.srv.metrics.Passthrough.WithLabelValues(reasonInternalError).Inc()
+			x.log.Error("panic while processing message; passing through", "phase", phase, "panic", v)
+			x.req.rewrite, x.resp.rewrite = nil, nil
+			resps = x.passthrough(m)
+		}
+		x.srv.metrics.Duration.WithLabelValues(phase).Observe(time.Since(start).Seconds())
+	}()
+	switch r := m.GetRequest().(type) {
+	case *extprocv3.ProcessingRequest_RequestHeaders:
+		phase = "request_headers"
+		return []*extprocv3.ProcessingResponse{x.onRequestHeaders(r.RequestHeaders)}
+	case *extprocv3.ProcessingRequest_RequestBody:
+		phase = "request_body"
+		return x.req.onBody(r.RequestBody)
+	case *extprocv3.ProcessingRequest_RequestTrailers:
+		phase = "request_trailers"
+		return x.req.onTrailers()
+	case *extprocv3.ProcessingRequest_ResponseHeaders:
+		phase = "response_headers"
+		return []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+	case *extprocv3.ProcessingRequest_ResponseBody:
+		phase = "response_body"
+		return x.resp.onBody(r.ResponseBody)
+	case *extprocv3.ProcessingRequest_ResponseTrailers:
+		phase = "response_trailers"
+		return x.resp.onTrailers()
+	}
+	return nil
+}
+
+// passthrough answers m without any change.
+func (x *exchange) passthrough(m *extprocv3.ProcessingRequest) []*extprocv3.ProcessingResponse {
+	switch r := m.GetRequest().(type) {
+	case *extprocv3.ProcessingRequest_RequestHeaders:
+		return []*extprocv3.ProcessingResponse{headersResponse(dirRequest, &extprocv3.CommonResponse{})}
+	case *extprocv3.ProcessingRequest_ResponseHeaders:
+		return []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+	case *extprocv3.ProcessingRequest_RequestBody:
+		x.req.buf, x.req.pending, x.req.eos = nil, 0, false
+		return x.req.onBody(r.RequestBody)
+	case *extprocv3.ProcessingRequest_ResponseBody:
+		return x.resp.onBody(r.ResponseBody)
+	case *extprocv3.ProcessingRequest_RequestTrailers:
+		return []*extprocv3.ProcessingResponse{trailersResponse(dirRequest)}
+	case *extprocv3.ProcessingRequest_ResponseTrailers:
+		return []*extprocv3.ProcessingResponse{trailersResponse(dirResponse)}
+	}
+	return nil
+}
+
+func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
+	hm := h.GetHeaders()
+	x.path = getHeader(hm, ":path")
+	x.dialect = wire.DetectDialect(x.path)
+	x.log = x.log.With("dialect", string(x.dialect), "profile", x.profile.name, "path", pathForLog(x.path))
+
+	method := getHeader(hm, ":method")
+	encoding := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
+	switch {
+	case x.dialect == wire.Unknown, method != "POST", h.GetEndOfStream():
+	case !x.profile.Handles(x.dialect):
+		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomeSkipped).Inc()
+	case encoding != "" && encoding != "identity":
+		// Envoy never decodes bodies for ext_proc (envoy-extproc.md §4); a
+		// compressed request body is forwarded as it came.
+		x.srv.metrics.Passthrough.WithLabelValues(reasonContentEncoding).Inc()
+		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomePassthrough).Inc()
+		x.log.Warn("compressed request body passed through", "content_encoding", encoding)
+	default:
+		x.process = true
+	}
+
+	cr := &extprocv3.CommonResponse{}
+	resp := headersResponse(dirRequest, cr)
+	if !x.process {
+		// Nothing to do for this exchange: ask Envoy to skip both bodies. It is
+		// honoured only where Envoy allows overrides (allow_mode_override, no
+		// FULL_DUPLEX in the filter config); elsewhere the bodies still come
+		// and are answered unchanged. Both body modes are always set because
+		// Envoy takes them verbatim (envoy-extproc.md §6).
+		resp.ModeOverride = &extprocfilterv3.ProcessingMode{
+			RequestBodyMode:  extprocfilterv3.ProcessingMode_NONE,
+			ResponseBodyMode: extprocfilterv3.ProcessingMode_NONE,
+		}
+		return resp
+	}
+	x.req.rewrite = x.rewriteRequest
+	if x.req.known && x.req.mode != extprocfilterv3.ProcessingMode_BUFFERED {
+		// Outside BUFFERED our body answers cannot fix content-length, and with
+		// allow_content_length_header (1.38+) Envoy would keep the stale one.
+		// Removing it here is a no-op where Envoy already does (§4.1).
+		cr.HeaderMutation = &extprocv3.HeaderMutation{RemoveHeaders: []string{"content-length"}}
+	}
+	return resp
+}
+
+// rewriteRequest runs the profile's pipeline over a complete request body.
+func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
+	m := x.srv.metrics
+	d := string(x.dialect)
+	out, rep, err := x.profile.pipeline.Run(x.dialect, body)
+	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
+	if err != nil {
+		reason := reasonInternalError
+		if errors.Is(err, wire.ErrNotJSON) {
+			reason = reasonMalformedJSON
+		}
+		m.Passthrough.WithLabelValues(reason).Inc()
+		if x.profile.FailClosed() {
+			m.Requests.WithLabelValues(d, x.profile.name, outcomeRejected).Inc()
+			x.log.Warn("request rejected (failure_mode: closed)", "reason", reason, "error", err.Error(), "bytes", len(body))
+			return nil, false, rejectReply(reason)
+		}
+		m.Requests.WithLabelValues(d, x.profile.name, outcomePassthrough).Inc()
+		m.BodyBytes.WithLabelValues("request", "out").Add(float64(len(body)))
+		x.log.Warn("request body passed through unchanged", "reason", reason, "error", err.Error(), "bytes", len(body))
+		return body, false, nil
+	}
+	x.report = &rep
+	m.BodyBytes.WithLabelValues("request", "out").Add(float64(len(out)))
+	m.ToolResults.WithLabelValues(d, "seen").Add(float64(rep.Results))
+	if !rep.Changed() {
+		m.Requests.WithLabelValues(d, x.profile.name, outcomeUnchanged).Inc()
+		return body, false, nil
+	}
+	var before, after int
+	for _, c := range rep.Changes {
+		m.ToolResults.WithLabelValues(d, c.Filter).Inc()
+		before += c.BytesBefore
+		after += c.BytesAfter
+	}
+	m.ToolResultBytes.WithLabelValues(d, "before").Add(float64(before))
+	m.ToolResultBytes.WithLabelValues(d, "after").Add(float64(after))
+	m.Requests.WithLabelValues(d, x.profile.name, outcomeRewritten).Inc()
+	x.log.Info("request rewritten", "tool_results", rep.Results, "changed", len(rep.Changes),
+		"bytes_in", rep.BytesIn, "bytes_out", rep.BytesOut)
+	return out, true, nil
+}
+
+func (x *exchange) gaveUp(reason string) {
+	x.srv.metrics.Passthrough.WithLabelValues(reason).Inc()
+	x.log.Warn("body passed through unchanged", "reason", reason)
+}
+
+// dynamicMetadata is what Envoy access logs can print as
+// %DYNAMIC_METADATA(toolproc:bytes_saved)%.
+func (x *exchange) dynamicMetadata() *structpb.Struct {
+	if x.report == nil {
+		return nil
+	}
+	r := x.report
+	fields := map[string]any{
+		"dialect":         string(x.dialect),
+		"profile":         x.profile.name,
+		"bytes_in":        float64(r.BytesIn),
+		"bytes_out":       float64(r.BytesOut),
+		"bytes_saved":     float64(r.BytesIn - r.BytesOut),
+		"tool_results":    float64(r.Results),
+		"results_changed": float64(len(r.Changes)),
+	}
+	inner, err := structpb.NewStruct(fields)
+	if err != nil {
+		return nil
+	}
+	return &structpb.Struct{Fields: map[string]*structpb.Value{"toolproc": structpb.NewStructValue(inner)}}
+}
+
+func headersResponse(d direction, cr *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {
+	hr := &extprocv3.HeadersResponse{Response: cr}
+	if d == dirRequest {
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: hr}}
+	}
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: hr}}
+}
+
+// rejectReply is the local reply for failure_mode: closed.
+func rejectReply(reason string) *extprocv3.ImmediateResponse {
+	code := typev3.StatusCode_InternalServerError
+	msg := "toolproc could not process this request"
+	if reason == reasonMalformedJSON {
+		code = typev3.StatusCode_BadRequest
+		msg = "toolproc: request body is not valid JSON"
+	}
+	body := `{"error":{"type":"toolproc_error","code":"` + reason + `","message":"` + msg + `"}}`
+	return &extprocv3.ImmediateResponse{
+		Status: &typev3.HttpStatus{Code: code},
+		Headers: &extprocv3.HeaderMutation{
+			SetHeaders: []*corev3.HeaderValueOption{setHeader("content-type", "application/json")},
+		},
+		Body:    []byte(body),
+		Details: "toolproc_" + reason,
+	}
+}

@@ -1,0 +1,79 @@
+package extproc
+
+import (
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+)
+
+// headerValue reads a header the way Envoy ≥1.32 sends it: in raw_value,
+// with value empty (envoy-extproc.md §7). value is the fallback for ≤1.26.
+func headerValue(h *corev3.HeaderValue) string {
+	if len(h.GetRawValue()) > 0 {
+		return string(h.GetRawValue())
+	}
+	return h.GetValue()
+}
+
+// getHeader returns the first value of key (lower-case) or "".
+func getHeader(hm *corev3.HeaderMap, key string) string {
+	for _, h := range hm.GetHeaders() {
+		if h.GetKey() == key {
+			return headerValue(h)
+		}
+	}
+	return ""
+}
+
+// setHeader builds a set_headers entry. Only raw_value is written: Envoy
+// ignores value since 1.32, and a value-only mutation sets an empty header.
+func setHeader(key, val string) *corev3.HeaderValueOption {
+	return &corev3.HeaderValueOption{Header: &corev3.HeaderValue{Key: key, RawValue: []byte(val)}}
+}
+
+// sensitiveHeaders never appear in logs with their values.
+var sensitiveHeaders = map[string]bool{
+	"authorization":        true,
+	"proxy-authorization":  true,
+	"x-api-key":            true,
+	"api-key":              true,
+	"x-goog-api-key":       true,
+	"cookie":               true,
+	"set-cookie":           true,
+	"x-amz-security-token": true,
+}
+
+// IsSensitiveHeader reports whether a header's value must be redacted.
+func IsSensitiveHeader(name string) bool {
+	name = strings.ToLower(name)
+	if sensitiveHeaders[name] {
+		return true
+	}
+	for _, part := range []string{"token", "secret", "password", "api-key", "apikey", "credential", "auth"} {
+		if strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactHeaders returns the headers as a map fit for logs.
+func RedactHeaders(hm *corev3.HeaderMap) map[string]string {
+	out := make(map[string]string, len(hm.GetHeaders()))
+	for _, h := range hm.GetHeaders() {
+		v := headerValue(h)
+		if IsSensitiveHeader(h.GetKey()) {
+			v = "[redacted]"
+		}
+		out[h.GetKey()] = v
+	}
+	return out
+}
+
+// pathForLog drops the query string: Gemini puts the API key in ?key=.
+func pathForLog(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		return p[:i]
+	}
+	return p
+}

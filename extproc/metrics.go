@@ -1,0 +1,73 @@
+package extproc
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are toolproc's Prometheus series. Each Server gets its own
+// registry so tests can run several servers in one process.
+type Metrics struct {
+	ActiveStreams   prometheus.Gauge
+	Streams         *prometheus.CounterVec // outcome: ok, error
+	Requests        *prometheus.CounterVec // dialect, profile, outcome
+	Passthrough     *prometheus.CounterVec // reason
+	ToolResults     *prometheus.CounterVec // dialect, action
+	ToolResultBytes *prometheus.CounterVec // dialect, stage
+	BodyBytes       *prometheus.CounterVec // direction, stage
+	UnknownProfile  prometheus.Counter
+	Duration        *prometheus.HistogramVec // phase
+}
+
+// Request outcomes.
+const (
+	outcomeRewritten   = "rewritten"
+	outcomeUnchanged   = "unchanged"
+	outcomePassthrough = "passthrough"
+	outcomeRejected    = "rejected"
+	outcomeSkipped     = "skipped"
+)
+
+// Pass-through reasons (a request toolproc could not or would not rewrite).
+const (
+	reasonMalformedJSON   = "malformed_json"
+	reasonInternalError   = "internal_error"
+	reasonContentEncoding = "content_encoding"
+	reasonPartialBody     = "partial_body"
+	reasonBodyTooLarge    = "body_too_large"
+	reasonTrailers        = "trailers"
+)
+
+func newMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		ActiveStreams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toolproc_active_streams", Help: "ext_proc streams currently open.",
+		}),
+		Streams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_streams_total", Help: "ext_proc streams ended, by outcome.",
+		}, []string{"outcome"}),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_requests_total", Help: "LLM requests seen, by dialect, profile and outcome (rewritten, unchanged, passthrough, rejected, skipped).",
+		}, []string{"dialect", "profile", "outcome"}),
+		Passthrough: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_passthrough_total", Help: "Bodies passed through unchanged because toolproc could not process them, by reason.",
+		}, []string{"reason"}),
+		ToolResults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_tool_results_total", Help: "Tool results seen in requests, by dialect and action (seen, clamped).",
+		}, []string{"dialect", "action"}),
+		ToolResultBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_tool_result_bytes_total", Help: "Text bytes of rewritten tool results before and after rewriting.",
+		}, []string{"dialect", "stage"}),
+		BodyBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_body_bytes_total", Help: "Request body bytes of processed LLM requests, received (in) and forwarded (out).",
+		}, []string{"direction", "stage"}),
+		UnknownProfile: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolproc_unknown_profile_total", Help: "Requests that named a profile not in the config; the default profile was used.",
+		}),
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolproc_processing_seconds",
+			Help:    "Time spent handling one ext_proc message, by phase.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
+		}, []string{"phase"}),
+	}
+	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
+		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Duration)
+	return m
+}

@@ -1,0 +1,83 @@
+// Package extproc is toolproc's Envoy side: the ext_proc gRPC service, one
+// exchange per stream, body handling per processing mode, and the admin and
+// health endpoints. The rewriting itself lives in filters/.
+package extproc
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server implements envoy.service.ext_proc.v3.ExternalProcessor.
+type Server struct {
+	extprocv3.UnimplementedExternalProcessorServer
+
+	cfg      *Config
+	log      *slog.Logger
+	metrics  *Metrics
+	profiles map[string]*compiledProfile
+
+	warnedProfiles sync.Map // unknown profile names already logged
+}
+
+// NewServer builds a server from a validated config. Metrics register on reg.
+func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{cfg: cfg, log: log, metrics: newMetrics(reg), profiles: compileProfiles(cfg)}
+}
+
+// Register adds the ext_proc service to g.
+func (s *Server) Register(g *grpc.Server) {
+	extprocv3.RegisterExternalProcessorServer(g, s)
+}
+
+// Process runs one exchange. Envoy ends every stream itself (half-close then
+// reset), so io.EOF and Canceled are the normal end, not errors
+// (envoy-extproc.md §9). Returning early with OK would make Envoy carry on
+// without us, which is never what we want mid-exchange.
+func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingRequest, extprocv3.ProcessingResponse]) error {
+	s.metrics.ActiveStreams.Inc()
+	defer s.metrics.ActiveStreams.Dec()
+	x := newExchange(s, s.profileFor(stream.Context()))
+	metadataSent := false
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+				s.metrics.Streams.WithLabelValues("ok").Inc()
+				return nil
+			}
+			s.metrics.Streams.WithLabelValues("error").Inc()
+			s.log.Warn("ext_proc stream receive failed", "error", err)
+			return err
+		}
+		resps := x.handle(m)
+		if !metadataSent && len(resps) > 0 && x.report != nil {
+			// Envoy keeps dynamic metadata only in namespaces listed in
+			// metadata_options.receiving_namespaces (envoy-extproc.md §6).
+			resps[0].DynamicMetadata = x.dynamicMetadata()
+			metadataSent = true
+		}
+		for _, r := range resps {
+			if err := stream.Send(r); err != nil {
+				if status.Code(err) == codes.Canceled || errors.Is(err, io.EOF) {
+					s.metrics.Streams.WithLabelValues("ok").Inc()
+					return nil
+				}
+				s.metrics.Streams.WithLabelValues("error").Inc()
+				s.log.Warn("ext_proc stream send failed", "error", err)
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func bigAnthropicRequest() string {
+	var b strings.Builder
+	for i := range 6000 {
+		fmt.Fprintf(&b, "line %d héllo 🙂\\n", i)
+	}
+	return `{"model":"claude","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"` + b.String() + `"}]}]}`
+}
+
+func TestRewriteCommand(t *testing.T) {
+	cases := []struct {
+		name       string
+		args       []string
+		in         string
+		code       int
+		same       bool
+		stderrHas  string
+		outChecker func(t *testing.T, out []byte)
+	}{
+		{
+			name: "clamps", args: []string{"--path", "/v1/messages"}, in: bigAnthropicRequest(), code: 0,
+			stderrHas: "clamp result #0 tool=Bash call=toolu_1",
+			outChecker: func(t *testing.T, out []byte) {
+				if s := gjson.GetBytes(out, "messages.1.content.0.content").String(); len(s) > 51200 || len(s) == 0 {
+					t.Fatalf("not clamped: %d bytes", len(s))
+				}
+			},
+		},
+		{name: "small unchanged", args: []string{"--path", "/v1/messages"}, in: `{"messages":[]}`, code: 0, same: true, stderrHas: "0 changed"},
+		{name: "malformed echoed", args: []string{"--path", "/v1/messages"}, in: `{"messages":[`, code: 0, same: true, stderrHas: "warning: passed through unchanged"},
+		{name: "unknown path echoed", args: []string{"--path", "/v1/models"}, in: bigAnthropicRequest(), code: 0, same: true, stderrHas: "not an LLM API path"},
+		{name: "missing path", args: nil, in: "{}", code: 2},
+		{name: "unknown profile", args: []string{"--path", "/v1/messages", "--profile", "nope"}, in: "{}", code: 2, stderrHas: "unknown profile"},
+		{name: "bad config", args: []string{"--path", "/v1/messages", "--config", "/does/not/exist"}, in: "{}", code: 2},
+		{name: "stray argument", args: []string{"--path", "/v1/messages", "extra"}, in: "{}", code: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := rewrite(tc.args, strings.NewReader(tc.in), &out, &errOut)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, errOut.String())
+			}
+			if tc.same && out.String() != tc.in {
+				t.Fatal("input must be echoed unchanged")
+			}
+			if !strings.Contains(errOut.String(), tc.stderrHas) {
+				t.Fatalf("stderr %q lacks %q", errOut.String(), tc.stderrHas)
+			}
+			if tc.outChecker != nil {
+				tc.outChecker(t, out.Bytes())
+			}
+		})
+	}
+}
