@@ -13,21 +13,26 @@ type Filter struct {
 	lim Limits
 }
 
+// minJSONBytes is the least a JSON block is given once text blocks used the
+// budget: enough for its structure and a note.
+const minJSONBytes = 1024
+
 // NewFilter returns a clamp step with the given limits.
 func NewFilter(lim Limits) *Filter { return &Filter{lim: lim} }
 
 // Name implements pipeline.Filter.
 func (f *Filter) Name() string { return "clamp" }
 
-// Rewrite implements pipeline.Filter. Only text values change: a string
-// content stays a string, a block array keeps its length and its non-text
-// blocks, and ids, names and cache_control are never touched.
+// Rewrite implements pipeline.Filter. Only values change: a string content
+// stays a string, a block array keeps its length and its non-text blocks, a
+// JSON value stays valid JSON of the same kind, and ids, names, status and
+// cache_control are never touched.
 func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
 	var edits []wire.Edit
 	var changes []pipeline.Change
 	for i := range c.Results {
 		r := &c.Results[i]
-		if len(r.Texts) == 0 {
+		if len(r.Texts) == 0 && len(r.JSON) == 0 {
 			continue
 		}
 		texts := make([]string, len(r.Texts))
@@ -35,13 +40,31 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 			texts[k] = t.Text
 		}
 		out, rep := Apply(texts, f.lim)
-		if !rep.Changed {
-			continue
-		}
 		for k := range out {
 			if out[k] != texts[k] {
 				edits = append(edits, wire.SetString(r.Texts[k].Span, out[k]))
 			}
+		}
+		// JSON blocks share what the text blocks left of the byte budget.
+		used := rep.BytesAfter
+		for _, j := range r.JSON {
+			lim := f.lim
+			if lim.MaxBytes > 0 {
+				lim.MaxBytes = max(lim.MaxBytes-used, minJSONBytes)
+			}
+			v, jr := JSON(j.Raw, lim)
+			used += len(v)
+			rep.BytesBefore += jr.BytesBefore
+			rep.BytesAfter += jr.BytesAfter
+			rep.LinesBefore = max(rep.LinesBefore, jr.LinesBefore)
+			rep.LinesAfter = max(rep.LinesAfter, jr.LinesAfter)
+			if jr.Changed {
+				rep.Changed = true
+				edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(v)})
+			}
+		}
+		if !rep.Changed {
+			continue
 		}
 		keep := f.lim.Keep
 		if keep == "" {

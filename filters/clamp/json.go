@@ -1,0 +1,220 @@
+package clamp
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// Structured tool results (Bedrock {"json": ...} content, Gemini
+// functionResponse.response) must stay JSON of the same kind: cutting their
+// bytes would hand the provider invalid JSON and a 400. JSON keeps the
+// structure and shrinks what is big inside it: long strings are clamped as
+// text, long arrays keep their first items plus a count marker, objects with
+// a great many keys keep their first keys plus a count key. The serialized
+// result fits MaxBytes and no string in it has more than MaxLines lines.
+
+// noteKey is added to a clamped top-level object to tell the model what
+// happened; a leading underscore keeps it apart from tool-defined keys.
+const noteKey = "_toolproc_note"
+
+const jsonNote = "tool output truncated to fit the output limit; strings, arrays and keys marked as omitted were cut; request smaller chunks (offset/limit) or specific sections"
+
+// jsonShape is one step of the shrinking schedule.
+type jsonShape struct {
+	strBytes int // longest string kept, in bytes
+	items    int // array items kept
+	keys     int // object keys kept
+}
+
+// JSON clamps one JSON value. Values under both limits come back identical
+// (Changed=false). Invalid JSON is returned unchanged; the wire layer only
+// hands over values it parsed.
+func JSON(raw string, lim Limits) (string, Report) {
+	maxBytes, maxLines := axis(lim.MaxBytes), axis(lim.MaxLines)
+	v := gjson.Parse(raw)
+	rep := Report{BytesBefore: len(raw), BytesAfter: len(raw), LinesBefore: jsonLines(v), LinesAfter: 0}
+	rep.LinesAfter = rep.LinesBefore
+	if !gjson.Valid(raw) || (len(raw) <= maxBytes && maxStringLines(v) <= maxLines) {
+		return raw, rep
+	}
+	top := v.IsObject()
+	for _, shape := range shrinkSchedule(maxBytes) {
+		out := renderJSON(v, shape, maxLines, top)
+		if len(out) <= maxBytes {
+			return out, jsonReport(rep, out)
+		}
+	}
+	// Even the tightest shape is too big (say, deeply nested containers):
+	// keep the kind and put a clamped text rendering inside.
+	return jsonFallback(v, raw, lim, rep)
+}
+
+func jsonReport(rep Report, out string) Report {
+	rep.Changed = true
+	rep.BytesAfter = len(out)
+	rep.LinesAfter = jsonLines(gjson.Parse(out))
+	return rep
+}
+
+// shrinkSchedule goes from generous to tight; the first shape that fits wins,
+// so the same input always gives the same output.
+func shrinkSchedule(maxBytes int) []jsonShape {
+	var s []jsonShape
+	items, keys := 256, 512
+	for str := maxBytes; ; str /= 2 {
+		if str < 32 {
+			str = 32
+		}
+		s = append(s, jsonShape{strBytes: str, items: items, keys: keys})
+		if str == 32 && items == 1 {
+			return s
+		}
+		items = max(1, items/2)
+		keys = max(4, keys/2)
+	}
+}
+
+func renderJSON(v gjson.Result, shape jsonShape, maxLines int, top bool) string {
+	r := jsonRenderer{shape: shape, maxLines: maxLines}
+	b := r.append(nil, v)
+	if top && v.IsObject() && r.cut {
+		// Add the note as the last key of the top-level object.
+		if len(b) > 2 {
+			b = append(b[:len(b)-1], ',')
+		} else {
+			b = b[:len(b)-1]
+		}
+		b = append(b, wire.QuoteString(noteKey)...)
+		b = append(b, ':')
+		b = append(b, wire.QuoteString(jsonNote)...)
+		b = append(b, '}')
+	}
+	return string(b)
+}
+
+// jsonRenderer writes a compact copy of a value under one shape and
+// remembers whether it had to cut anything (re-rendering alone can be enough
+// for pretty-printed JSON, and then no note is due).
+type jsonRenderer struct {
+	shape    jsonShape
+	maxLines int
+	cut      bool
+}
+
+func (r *jsonRenderer) append(b []byte, v gjson.Result) []byte {
+	shape, maxLines := r.shape, r.maxLines
+	switch {
+	case v.IsObject():
+		b = append(b, '{')
+		n, total := 0, 0
+		v.ForEach(func(_, _ gjson.Result) bool { total++; return true })
+		v.ForEach(func(k, val gjson.Result) bool {
+			if n == shape.keys {
+				return false
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, k.Raw...)
+			b = append(b, ':')
+			b = r.append(b, val)
+			n++
+			return true
+		})
+		if total > n {
+			r.cut = true
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, wire.QuoteString("_toolproc_omitted_keys")...)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(total-n), 10)
+		}
+		return append(b, '}')
+	case v.IsArray():
+		b = append(b, '[')
+		n, total := 0, 0
+		v.ForEach(func(_, _ gjson.Result) bool { total++; return true })
+		v.ForEach(func(_, val gjson.Result) bool {
+			if n == shape.items {
+				return false
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = r.append(b, val)
+			n++
+			return true
+		})
+		if total > n {
+			r.cut = true
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, wire.QuoteString("[… "+strconv.Itoa(total-n)+" more items omitted …]")...)
+		}
+		return append(b, ']')
+	case v.Type == gjson.String:
+		s := v.String()
+		if len(s) <= shape.strBytes && CountLines(s) <= maxLines && utf8.ValidString(s) {
+			return append(b, v.Raw...)
+		}
+		cut, rep := Text(s, Limits{MaxBytes: max(shape.strBytes, 32), MaxLines: maxLines})
+		r.cut = r.cut || rep.Changed
+		return append(b, wire.QuoteString(cut)...)
+	default:
+		return append(b, v.Raw...)
+	}
+}
+
+// jsonFallback keeps the value's kind and carries a clamped text rendering.
+func jsonFallback(v gjson.Result, raw string, lim Limits, rep Report) (string, Report) {
+	maxBytes := axis(lim.MaxBytes)
+	wrap := func(text string) string {
+		switch {
+		case v.IsObject():
+			return `{"output":` + string(wire.QuoteString(text)) + `,"` + noteKey + `":` + string(wire.QuoteString(jsonNote)) + `}`
+		case v.IsArray():
+			return `[` + string(wire.QuoteString(text)) + `]`
+		}
+		return string(wire.QuoteString(text))
+	}
+	overhead := len(wrap(""))
+	budget := maxBytes - overhead
+	for budget >= 0 {
+		text, _ := Text(raw, Limits{MaxBytes: max(budget, 1), MaxLines: lim.MaxLines, Keep: lim.Keep})
+		if out := wrap(text); len(out) <= maxBytes || budget == 0 {
+			return out, jsonReport(rep, out)
+		}
+		// Escaping made it longer than its byte count: shrink and retry.
+		budget = max(0, budget-max(16, budget/8))
+	}
+	out := wrap("")
+	return out, jsonReport(rep, out)
+}
+
+// jsonLines is what the line limit is measured on for JSON: the largest
+// number of lines in any one string, since the serialization itself is one
+// line and only strings carry line breaks.
+func jsonLines(v gjson.Result) int { return maxStringLines(v) }
+
+func maxStringLines(v gjson.Result) int {
+	m := 0
+	var walk func(gjson.Result)
+	walk = func(x gjson.Result) {
+		switch {
+		case x.IsObject() || x.IsArray():
+			x.ForEach(func(_, val gjson.Result) bool { walk(val); return true })
+		case x.Type == gjson.String:
+			if n := CountLines(x.String()); n > m {
+				m = n
+			}
+		}
+	}
+	walk(v)
+	return m
+}

@@ -1,0 +1,131 @@
+package clamp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+func bigJSONArray(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"results":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"path":"src/file_%d.go","line":%d,"text":"héllo wörld 中文 🙂 match"}`, i, i, i*7)
+	}
+	b.WriteString(`],"total":` + fmt.Sprint(n) + `}`)
+	return b.String()
+}
+
+// checkJSON asserts the invariants every JSON clamp result must hold.
+func checkJSON(t *testing.T, in, out string, rep Report, lim Limits) {
+	t.Helper()
+	if !gjson.Valid(out) || !utf8.ValidString(out) {
+		t.Fatalf("output is not valid JSON/UTF-8: %.200q", out)
+	}
+	inV, outV := gjson.Parse(in), gjson.Parse(out)
+	if inV.IsObject() != outV.IsObject() || inV.IsArray() != outV.IsArray() || inV.Type != outV.Type {
+		t.Fatalf("kind changed: %v → %v", inV.Type, outV.Type)
+	}
+	if rep.Changed {
+		if len(out) > lim.MaxBytes || maxStringLines(outV) > lim.MaxLines {
+			t.Fatalf("over the limits: %d bytes, %d lines", len(out), maxStringLines(outV))
+		}
+		again, rep2 := JSON(out, lim)
+		if rep2.Changed || again != out {
+			t.Fatal("not idempotent")
+		}
+	} else if out != in {
+		t.Fatal("unchanged report but different bytes")
+	}
+}
+
+func TestJSONClamp(t *testing.T) {
+	lim := Limits{MaxBytes: 4096, MaxLines: 50}
+	long := strings.Repeat("line of log output é\n", 500)
+	cases := []struct {
+		name    string
+		in      string
+		changed bool
+		has     []string // substrings the output must contain
+	}{
+		{"small object untouched", `{"a": 1, "b": "x"}`, false, nil},
+		{"small array untouched", `[1, 2, 3]`, false, nil},
+		{"long array elided with a count", bigJSONArray(1000), true, []string{`more items omitted`, `"total":1000`, `"_toolproc_note"`}},
+		{"long string clamped as text", `{"output":` + string(quoteForTest(long)) + `,"exit_code":1}`, true, []string{`"exit_code":1`, `tool output truncated`}},
+		{"many keys elided with a count", manyKeys(3000), true, []string{`"_toolproc_omitted_keys":`}},
+		{"top-level array", `[` + strings.Repeat(`"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",`, 500) + `"end"]`, true, []string{`more items omitted`}},
+		{"lines alone trigger", `{"log":` + string(quoteForTest(strings.Repeat("a\n", 80))) + `}`, true, []string{`"_toolproc_note"`}},
+		{"pretty-printed fits once compacted: no note", "{\n" + strings.Repeat("      \"k\": 1,\n", 400) + "  \"z\": 2\n}", true, nil},
+		{"deep nesting falls back to text inside an object", strings.Repeat(`{"a":`, 1000) + `"x"` + strings.Repeat(`}`, 1000), true, []string{`"output":`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, rep := JSON(tc.in, lim)
+			if rep.Changed != tc.changed {
+				t.Fatalf("changed = %v, want %v", rep.Changed, tc.changed)
+			}
+			checkJSON(t, tc.in, out, rep, lim)
+			for _, h := range tc.has {
+				if !strings.Contains(out, h) {
+					t.Errorf("output lacks %q: %.300s", h, out)
+				}
+			}
+			if strings.HasPrefix(tc.name, "pretty") && strings.Contains(out, noteKey) {
+				t.Error("nothing was cut, so no note is due")
+			}
+		})
+	}
+}
+
+func manyKeys(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"key_%d":"value %d"`, i, i)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func quoteForTest(s string) []byte {
+	return []byte(`"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`)
+}
+
+func TestJSONInvalidUnchanged(t *testing.T) {
+	for _, in := range []string{`{"a":`, `nope`, ``} {
+		if out, rep := JSON(in, Limits{MaxBytes: 256, MaxLines: 4}); rep.Changed || out != in {
+			t.Errorf("JSON(%q) changed invalid input", in)
+		}
+	}
+}
+
+func FuzzJSON(f *testing.F) {
+	f.Add(bigJSONArray(50), 512, 4)
+	f.Add(`{"output":"a\nb\nc\nd\ne\nf"}`, 300, 3)
+	f.Add(manyKeys(100), 700, 10)
+	f.Add(`[[[[[["deep"]]]]]]`, 256, 4)
+	f.Fuzz(func(t *testing.T, in string, maxBytes, maxLines int) {
+		if !gjson.Valid(in) {
+			return
+		}
+		lim := Limits{MaxBytes: 256 + abs(maxBytes)%4096, MaxLines: 4 + abs(maxLines)%64}
+		out, rep := JSON(in, lim)
+		checkJSON(t, in, out, rep, lim)
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
