@@ -69,7 +69,13 @@ func (p *Pipeline) Filters() []string {
 
 // Run rewrites body. On any error it returns the original body unchanged
 // together with the error, so callers can always forward what they got.
-func (p *Pipeline) Run(d wire.Dialect, body []byte) (out []byte, rep Report, err error) {
+func (p *Pipeline) Run(d wire.Dialect, body []byte) ([]byte, Report, error) {
+	return p.RunEndpoint(wire.Endpoint{Dialect: d}, body)
+}
+
+// RunEndpoint is Run with what the request path says (model, streaming).
+func (p *Pipeline) RunEndpoint(ep wire.Endpoint, body []byte) (out []byte, rep Report, err error) {
+	d := ep.Dialect
 	rep = Report{Dialect: d, BytesIn: len(body), BytesOut: len(body)}
 	defer func() {
 		if v := recover(); v != nil {
@@ -77,7 +83,7 @@ func (p *Pipeline) Run(d wire.Dialect, body []byte) (out []byte, rep Report, err
 			err = fmt.Errorf("%w: %v", ErrInternal, v)
 		}
 	}()
-	conv, err := wire.Parse(d, body)
+	conv, err := wire.ParseEndpoint(ep, body)
 	if err != nil {
 		return body, rep, err
 	}
@@ -96,7 +102,7 @@ func (p *Pipeline) Run(d wire.Dialect, body []byte) (out []byte, rep Report, err
 		out = next
 		rep.Changes = append(rep.Changes, changes...)
 		if i < len(p.filters)-1 {
-			if conv, err = wire.Parse(d, out); err != nil {
+			if conv, err = wire.ParseEndpoint(ep, out); err != nil {
 				rep.Changes = nil
 				return body, rep, fmt.Errorf("%s: reparse: %w", f.Name(), err)
 			}

@@ -6,6 +6,8 @@ package wire
 import (
 	"net/url"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Dialect names one provider API wire format.
@@ -41,6 +43,25 @@ type Endpoint struct {
 	// Stream is true for streaming endpoints (Gemini streamGenerateContent,
 	// Bedrock converse-stream); other APIs say it in the body.
 	Stream bool
+	// Ambiguous means the path alone does not say: Bedrock InvokeModel takes
+	// each model family's native body. Detect decides from the body.
+	Ambiguous bool
+}
+
+// Detect classifies a request from its path and, where the path is
+// ambiguous, its body: Bedrock InvokeModel with an Anthropic Messages body
+// (anthropic_version plus messages, as Claude Code sends on Bedrock) is the
+// anthropic dialect; other model families' bodies are not ours.
+func Detect(path string, body []byte) Endpoint {
+	ep := Classify(path)
+	if !ep.Ambiguous {
+		return ep
+	}
+	ep.Ambiguous = false
+	if gjson.GetBytes(body, "anthropic_version").Exists() && gjson.GetBytes(body, "messages").IsArray() {
+		ep.Dialect = Anthropic
+	}
+	return ep
 }
 
 // DetectDialect picks the dialect from the request path.
@@ -72,13 +93,24 @@ func Classify(path string) Endpoint {
 			return Endpoint{}
 		}
 		return Endpoint{Dialect: Gemini, Model: unescape(model), Stream: method == "streamGenerateContent"}
-	case last == "converse" || last == "converse-stream":
+	case strings.HasSuffix(last, ":rawPredict"), strings.HasSuffix(last, ":streamRawPredict"):
+		// Vertex AI partner models: the publisher names the body format.
+		model, method, _ := strings.Cut(last, ":")
+		if !strings.Contains(path, "/publishers/anthropic/models/") {
+			return Endpoint{}
+		}
+		return Endpoint{Dialect: Anthropic, Model: unescape(model), Stream: method == "streamRawPredict"}
+	case last == "converse" || last == "converse-stream" || last == "invoke" || last == "invoke-with-response-stream":
 		rest, ok := strings.CutSuffix(path, "/"+last)
 		i := strings.LastIndex(rest, "/model/")
 		if !ok || i < 0 {
 			return Endpoint{}
 		}
-		return Endpoint{Dialect: Bedrock, Model: unescape(rest[i+len("/model/"):]), Stream: last == "converse-stream"}
+		ep := Endpoint{Dialect: Bedrock, Model: unescape(rest[i+len("/model/"):]), Stream: strings.Contains(last, "stream")}
+		if strings.HasPrefix(last, "invoke") {
+			ep.Dialect, ep.Ambiguous = Unknown, true
+		}
+		return ep
 	}
 	return Endpoint{}
 }

@@ -1,4 +1,4 @@
-package wire
+package wire_test
 
 import (
 	"os"
@@ -6,44 +6,53 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/filters/wire/wiretest"
 )
 
-// FuzzParse: arbitrary bytes never panic; on valid input every text span
-// decodes to the reported text, and replacing every text keeps the body
-// valid JSON with the same number of results (pairing preserved).
+// FuzzParse covers every dialect parser: arbitrary bytes never panic; on
+// valid input every span decodes to the reported value, and replacing every
+// result value keeps the body valid JSON with the same results, and keeps
+// the provider's pairing rules whenever the input kept them.
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, s := range seeds {
 		b, _ := os.ReadFile(s)
-		f.Add(b, false)
-		f.Add(b, true)
-	}
-	f.Add([]byte(`{"messages":[{"role":"tool","tool_call_id":"a","content":[{"type":"text","text":"x"}]}]}`), false)
-	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"\u00e9"}]}]}`), true)
-	f.Fuzz(func(t *testing.T, body []byte, anthropic bool) {
-		d := OpenAIChat
-		if anthropic {
-			d = Anthropic
+		for d := range len(wire.Dialects) {
+			f.Add(b, uint8(d))
 		}
-		c, err := Parse(d, body)
+	}
+	for d, dialect := range wire.Dialects {
+		f.Add(wiretest.Request(dialect, "a\nb", "é🙂"), uint8(d))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		d := wire.Dialects[int(which)%len(wire.Dialects)]
+		c, err := wire.Parse(d, body)
 		if err != nil {
 			return
 		}
-		var edits []Edit
+		var edits []wire.Edit
 		for _, r := range c.Results {
 			for _, tb := range r.Texts {
 				lit := gjson.ParseBytes(body[tb.Span.Start:tb.Span.End])
 				if lit.Type != gjson.String || lit.String() != tb.Text {
 					t.Fatalf("span %v of %s is %q, want %q", tb.Span, tb.Path, body[tb.Span.Start:tb.Span.End], tb.Text)
 				}
-				edits = append(edits, SetString(tb.Span, "r"))
+				edits = append(edits, wire.SetString(tb.Span, "r"))
+			}
+			for _, j := range r.JSON {
+				if string(body[j.Span.Start:j.Span.End]) != j.Raw {
+					t.Fatalf("JSON span %v of %s is wrong", j.Span, j.Path)
+				}
+				edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(`{"output":"r"}`)})
 			}
 		}
-		out, err := Apply(body, edits)
+		out, err := wire.Apply(body, edits)
 		if err != nil {
 			t.Fatalf("apply: %v", err)
 		}
-		c2, err := Parse(d, out)
+		c2, err := wire.Parse(d, out)
 		if err != nil {
 			t.Fatalf("reparse: %v", err)
 		}
@@ -51,8 +60,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("results %d→%d, calls %d→%d", len(c.Results), len(c2.Results), len(c.Calls), len(c2.Calls))
 		}
 		for i := range c.Results {
-			if c.Results[i].CallID != c2.Results[i].CallID || len(c.Results[i].Texts) != len(c2.Results[i].Texts) {
+			a, b := c.Results[i], c2.Results[i]
+			// Gemini infers IsError from keys inside the response object, which
+			// a JSON rewrite may change; elsewhere the flag is its own field.
+			errFlagKept := a.IsError == b.IsError || len(a.JSON) > 0
+			if a.CallID != b.CallID || a.ToolName != b.ToolName || !errFlagKept || len(a.Texts) != len(b.Texts) || len(a.JSON) != len(b.JSON) {
 				t.Fatalf("result %d changed identity", i)
+			}
+		}
+		if wiretest.CheckPairing(d, body) == nil {
+			if err := wiretest.CheckPairing(d, out); err != nil {
+				t.Fatalf("rewrite broke pairing: %v", err)
 			}
 		}
 	})

@@ -91,6 +91,20 @@ type Conversation struct {
 	lastAssistant int
 }
 
+// ParseEndpoint is Parse plus the facts the path carries: for Gemini and
+// Bedrock the model and streaming live in the URL, not the body.
+func ParseEndpoint(ep Endpoint, body []byte) (*Conversation, error) {
+	c, err := Parse(ep.Dialect, body)
+	if err != nil {
+		return nil, err
+	}
+	if c.Model == "" {
+		c.Model = ep.Model
+	}
+	c.Stream = c.Stream || ep.Stream
+	return c, nil
+}
+
 // Parse builds the Conversation for body in one pass over the raw bytes. It
 // never unmarshals the whole body: unknown fields are simply not looked at.
 func Parse(d Dialect, body []byte) (*Conversation, error) {
