@@ -16,8 +16,8 @@ func TestDefaultConfig(t *testing.T) {
 	if !p.Enabled || p.FailClosed() || p.Clamp.MaxBytes != 51200 || p.Clamp.MaxLines != 2000 || p.Clamp.Keep != "head" || !p.Clamp.Enabled {
 		t.Fatalf("default profile = %+v", p)
 	}
-	if !p.Handles("openai_chat") || !p.Handles("anthropic") {
-		t.Fatal("default profile must handle both dialects")
+	if !p.Handles("openai_chat") || !p.Handles("anthropic") || !p.Handles("openai_responses") || !p.Handles("gemini") || !p.Handles("bedrock") {
+		t.Fatal("default profile must handle every dialect")
 	}
 }
 

@@ -24,6 +24,7 @@ type exchange struct {
 	log     *slog.Logger
 
 	sawProtocolConfig bool
+	endpoint          wire.Endpoint
 	dialect           wire.Dialect
 	process           bool // an LLM request this profile rewrites
 	path              string
@@ -114,14 +115,15 @@ func (x *exchange) passthrough(m *extprocv3.ProcessingRequest) []*extprocv3.Proc
 func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
 	hm := h.GetHeaders()
 	x.path = getHeader(hm, ":path")
-	x.dialect = wire.DetectDialect(x.path)
+	x.endpoint = wire.Classify(x.path)
+	x.dialect = x.endpoint.Dialect
 	x.log = x.log.With("dialect", string(x.dialect), "profile", x.profile.name, "path", pathForLog(x.path))
 
 	method := getHeader(hm, ":method")
 	encoding := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
 	switch {
-	case x.dialect == wire.Unknown, method != "POST", h.GetEndOfStream():
-	case !x.profile.Handles(x.dialect):
+	case x.dialect == wire.Unknown && !x.endpoint.Ambiguous, method != "POST", h.GetEndOfStream():
+	case !x.profile.Enabled, !x.endpoint.Ambiguous && !x.profile.Handles(x.dialect):
 		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomeSkipped).Inc()
 	case encoding != "" && encoding != "identity":
 		// Envoy never decodes bodies for ext_proc (envoy-extproc.md §4); a
@@ -160,8 +162,18 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 // rewriteRequest runs the profile's pipeline over a complete request body.
 func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
 	m := x.srv.metrics
+	if x.endpoint.Ambiguous {
+		// The path could carry several body formats (Bedrock InvokeModel):
+		// the body decides, and one we do not rewrite passes untouched.
+		x.endpoint = wire.Detect(x.path, body)
+		x.dialect = x.endpoint.Dialect
+		if !x.profile.Handles(x.dialect) {
+			return body, false, nil
+		}
+		x.log = x.log.With("dialect", string(x.dialect))
+	}
 	d := string(x.dialect)
-	out, rep, err := x.profile.pipeline.Run(x.dialect, body)
+	out, rep, err := x.profile.pipeline.RunEndpoint(x.endpoint, body)
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {
 		reason := reasonInternalError

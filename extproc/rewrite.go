@@ -18,9 +18,9 @@ func RewriteBody(cfg *Config, profile, path string, body []byte) ([]byte, pipeli
 	if !ok {
 		return body, pipeline.Report{}, fmt.Errorf("unknown profile %q (have %v)", profile, cfg.ProfileNames())
 	}
-	d := wire.DetectDialect(path)
-	if d == wire.Unknown || !p.Handles(d) {
-		return body, pipeline.Report{Dialect: d, BytesIn: len(body), BytesOut: len(body)}, nil
+	ep := wire.Detect(path, body)
+	if ep.Dialect == wire.Unknown || !p.Handles(ep.Dialect) {
+		return body, pipeline.Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}, nil
 	}
-	return BuildPipeline(p).Run(d, body)
+	return BuildPipeline(p).RunEndpoint(ep, body)
 }
