@@ -1,0 +1,383 @@
+package testenv_test
+
+// End-to-end tests: client → Envoy stand-in → toolproc (in-process, over a
+// real gRPC connection) → fake upstream, in every processing mode.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tidwall/gjson"
+	"google.golang.org/grpc"
+
+	"github.com/toolproc/toolproc/extproc"
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/filters/wire/wiretest"
+	"github.com/toolproc/toolproc/testenv"
+)
+
+type env struct {
+	upstream *testenv.FakeUpstream
+	proxy    *httptest.Server
+	admin    *httptest.Server
+}
+
+type envOpts struct {
+	reqMode, respMode extprocfilterv3.ProcessingMode_BodySendMode
+	config            string
+	seed              int64
+	routes            []testenv.RouteOverride
+}
+
+// newEnv starts toolproc, the stand-in configured like envoy/envoy.yaml
+// (but with the given body modes) and a fake upstream.
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	cfg, err := extproc.ParseConfig([]byte(o.config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv := extproc.NewServer(cfg, nil, reg)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(extproc.GRPCServerOptions(cfg)...)
+	srv.Register(g)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	var ready atomic.Bool
+	ready.Store(true)
+	admin := httptest.NewServer(extproc.AdminHandler(reg, &ready))
+	t.Cleanup(admin.Close)
+
+	up := testenv.NewFakeUpstream()
+	upSrv := httptest.NewServer(up)
+	t.Cleanup(upSrv.Close)
+
+	mode := &extprocfilterv3.ProcessingMode{
+		RequestHeaderMode:  extprocfilterv3.ProcessingMode_SEND,
+		RequestBodyMode:    o.reqMode,
+		ResponseHeaderMode: extprocfilterv3.ProcessingMode_SEND,
+		ResponseBodyMode:   o.respMode,
+	}
+	if o.respMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
+	}
+	if o.reqMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		mode.RequestTrailerMode = extprocfilterv3.ProcessingMode_SEND
+	}
+	p, err := testenv.NewProxy(testenv.ProxyConfig{
+		ExtProcAddr:       lis.Addr().String(),
+		UpstreamURL:       upSrv.URL,
+		Mode:              mode,
+		AllowModeOverride: true,
+		MessageTimeout:    20 * time.Second, // generous: the race detector is slow
+		BufferLimit:       32 << 20,
+		Routes:            o.routes,
+		RequestChunker:    testenv.RandomChunks(o.seed, 16<<10),
+		ResponseChunker:   testenv.RandomChunks(o.seed+1, 97),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	proxy := httptest.NewServer(p)
+	t.Cleanup(proxy.Close)
+	return &env{upstream: up, proxy: proxy, admin: admin}
+}
+
+func (e *env) post(t *testing.T, path string, body []byte, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.proxy.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, got
+}
+
+// lastUpstream returns the one request the upstream received.
+func (e *env) lastUpstream(t *testing.T) testenv.RecordedRequest {
+	t.Helper()
+	reqs := e.upstream.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("upstream got %d requests, want 1", len(reqs))
+	}
+	return reqs[0]
+}
+
+func (e *env) metric(t *testing.T, line string) bool {
+	t.Helper()
+	resp, err := http.Get(e.admin.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return strings.Contains(string(b), line)
+}
+
+// sixThousandLines is a ~300 KB, 6,000-line tool result with multi-byte text.
+func sixThousandLines() string {
+	var b strings.Builder
+	for i := range 6000 {
+		fmt.Fprintf(&b, "%05d ✓ héllo wörld 中文 🙂 PASS pkg/module/case\n", i)
+	}
+	return b.String()
+}
+
+var allBodyModes = []extprocfilterv3.ProcessingMode_BodySendMode{
+	extprocfilterv3.ProcessingMode_NONE,
+	extprocfilterv3.ProcessingMode_STREAMED,
+	extprocfilterv3.ProcessingMode_BUFFERED,
+	extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED,
+}
+
+// checkClamped asserts what the upstream received: valid JSON, every tool
+// result within both limits and valid UTF-8, the provider's pairing rules
+// intact, every byte outside the tool results identical to what the client
+// sent, and a correct Content-Length (or none, chunked).
+func checkClamped(t *testing.T, d wire.Dialect, sent []byte, got testenv.RecordedRequest) {
+	t.Helper()
+	if got.ContentLength >= 0 && got.ContentLength != int64(len(got.Body)) {
+		t.Fatalf("Content-Length %d for a %d-byte body", got.ContentLength, len(got.Body))
+	}
+	if !gjson.ValidBytes(got.Body) {
+		t.Fatal("upstream got invalid JSON")
+	}
+	if err := wiretest.CheckPairing(d, got.Body); err != nil {
+		t.Fatalf("pairing broken: %v", err)
+	}
+	ep := wire.Detect(wiretest.Path(d), got.Body)
+	before, err := wire.ParseEndpoint(ep, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := wire.ParseEndpoint(ep, got.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Results) != len(before.Results) {
+		t.Fatalf("results %d → %d", len(before.Results), len(after.Results))
+	}
+	lim := clamp.Limits{MaxBytes: clamp.DefaultMaxBytes, MaxLines: clamp.DefaultMaxLines}
+	for _, r := range after.Results {
+		var texts []string
+		n := 0
+		for _, tb := range r.Texts {
+			texts = append(texts, tb.Text)
+			n += len(tb.Text)
+			if !utf8.ValidString(tb.Text) {
+				t.Fatal("invalid UTF-8 in a tool result")
+			}
+		}
+		if n > clamp.DefaultMaxBytes || clamp.CountLines(strings.Join(texts, "")) > clamp.DefaultMaxLines+len(texts) {
+			t.Fatalf("result %d: %d bytes", r.Ordinal, n)
+		}
+		if _, rep := clamp.Apply(texts, lim); rep.Changed {
+			t.Fatalf("result %d is over the limits", r.Ordinal)
+		}
+		for _, j := range r.JSON {
+			if _, rep := clamp.JSON(j.Raw, lim); rep.Changed {
+				t.Fatalf("result %d JSON is over the limits", r.Ordinal)
+			}
+		}
+	}
+	if !slices.EqualFunc(outside(sent, spansOf(before)), outside(got.Body, spansOf(after)), bytes.Equal) {
+		t.Fatal("bytes outside the tool results changed")
+	}
+}
+
+func spansOf(c *wire.Conversation) []wire.Span {
+	var s []wire.Span
+	for _, r := range c.Results {
+		for _, tb := range r.Texts {
+			s = append(s, tb.Span)
+		}
+		for _, j := range r.JSON {
+			s = append(s, j.Span)
+		}
+	}
+	slices.SortFunc(s, func(a, b wire.Span) int { return a.Start - b.Start })
+	return s
+}
+
+func outside(body []byte, sp []wire.Span) [][]byte {
+	var out [][]byte
+	prev := 0
+	for _, s := range sp {
+		out = append(out, body[prev:s.Start])
+		prev = s.End
+	}
+	return append(out, body[prev:])
+}
+
+// TestE2EClampInEveryResponseMode is issue 2's acceptance test: OpenAI Chat
+// and Anthropic requests with a 300 KB / 6,000-line multi-byte tool result
+// reach the upstream clamped, in every response body mode, and the
+// upstream's answer (JSON and SSE) reaches the client byte-identical.
+func TestE2EClampInEveryResponseMode(t *testing.T) {
+	result := sixThousandLines()
+	if len(result) < 300_000 || clamp.CountLines(result) != 6000 {
+		t.Fatalf("test input is %d bytes, %d lines", len(result), clamp.CountLines(result))
+	}
+	for i, mode := range allBodyModes {
+		for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic} {
+			for _, stream := range []bool{false, true} {
+				name := fmt.Sprintf("%s/%s/stream=%v", mode, d, stream)
+				t.Run(name, func(t *testing.T) {
+					e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: mode, seed: int64(i)})
+					body := wiretest.Request(d, "ok", result)
+					if !stream {
+						body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
+					}
+					var answer []byte
+					e.upstream.SetScript(func(r testenv.RecordedRequest) *testenv.ScriptedResponse {
+						sr := testenv.DefaultResponse(r)
+						answer = sr.Body
+						if sr.Chunks != nil {
+							answer = bytes.Join(sr.Chunks, nil)
+						}
+						return sr
+					})
+					resp, got := e.post(t, wiretest.Path(d), body, "anthropic-beta", "context-management-2025-06-27", "authorization", "Bearer sk-test")
+					if resp.StatusCode != http.StatusOK {
+						t.Fatalf("status %d: %s", resp.StatusCode, got)
+					}
+					up := e.lastUpstream(t)
+					checkClamped(t, d, body, up)
+					if up.Header.Get("anthropic-beta") != "context-management-2025-06-27" || up.Header.Get("authorization") != "Bearer sk-test" {
+						t.Fatal("request headers must pass untouched")
+					}
+					if !bytes.Equal(got, answer) {
+						t.Fatalf("client got %d bytes, upstream sent %d; not byte-identical", len(got), len(answer))
+					}
+					if stream && !bytes.Contains(got, []byte("data: ")) {
+						t.Fatal("expected an SSE answer")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestE2ERequestBodyModes: the request body is rewritten however Envoy
+// delivers it (BUFFERED, STREAMED in many chunks, FULL_DUPLEX_STREAMED).
+func TestE2ERequestBodyModes(t *testing.T) {
+	for i, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{
+		extprocfilterv3.ProcessingMode_BUFFERED,
+		extprocfilterv3.ProcessingMode_STREAMED,
+		extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED,
+	} {
+		t.Run(mode.String(), func(t *testing.T) {
+			e := newEnv(t, envOpts{reqMode: mode, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(10 + i)})
+			body := wiretest.Request(wire.Anthropic, sixThousandLines())
+			resp, _ := e.post(t, "/v1/messages", body)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			checkClamped(t, wire.Anthropic, body, e.lastUpstream(t))
+		})
+	}
+}
+
+// TestE2EEveryDialect is issue 3's: a 300 KB tool result in each of the five
+// wire formats reaches the upstream clamped and valid for that provider's
+// pairing rules.
+func TestE2EEveryDialect(t *testing.T) {
+	for i, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(20 + i)})
+			e.upstream.SetScript(func(testenv.RecordedRequest) *testenv.ScriptedResponse {
+				return &testenv.ScriptedResponse{Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true}`)}
+			})
+			body := wiretest.Request(d, "small", wiretest.LongOutput(300_000), "also small")
+			resp, got := e.post(t, wiretest.Path(d), body)
+			if resp.StatusCode != http.StatusOK || string(got) != `{"ok":true}` {
+				t.Fatalf("status %d: %s", resp.StatusCode, got)
+			}
+			up := e.lastUpstream(t)
+			checkClamped(t, d, body, up)
+			if len(up.Body) > 200_000 {
+				t.Fatalf("upstream body still %d bytes", len(up.Body))
+			}
+		})
+	}
+}
+
+// TestE2EPassThroughByteIdentical: small requests, non-LLM paths and
+// malformed JSON reach the upstream exactly as sent; malformed JSON is
+// counted in /metrics.
+func TestE2EPassThroughByteIdentical(t *testing.T) {
+	e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 30})
+	cases := []struct {
+		name, path string
+		body       []byte
+	}{
+		{"small chat", "/v1/chat/completions", wiretest.Request(wire.OpenAIChat, "tiny result")},
+		{"small messages", "/v1/messages", wiretest.Request(wire.Anthropic, "tiny result")},
+		{"non-LLM path", "/v1/embeddings", []byte(`{"input":"` + strings.Repeat("x", 100000) + `"}`)},
+		{"malformed JSON", "/v1/chat/completions", []byte(`{"messages":[{"role":"tool","content":"` + strings.Repeat("y", 90000))},
+		{"invalid UTF-8 in a small result", "/v1/messages", wiretest.Request(wire.Anthropic, "bad \xff bytes")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e.upstream.Reset()
+			e.post(t, tc.path, tc.body)
+			if up := e.lastUpstream(t); !bytes.Equal(up.Body, tc.body) {
+				t.Fatalf("upstream body differs (%d vs %d bytes)", len(up.Body), len(tc.body))
+			}
+		})
+	}
+	if !e.metric(t, `toolproc_passthrough_total{reason="malformed_json"} 1`) {
+		t.Fatal("malformed JSON pass-through not counted in /metrics")
+	}
+}
+
+// TestE2EProfilePerRoute: a route's grpc_initial_metadata picks the profile.
+func TestE2EProfilePerRoute(t *testing.T) {
+	e := newEnv(t, envOpts{
+		reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 40,
+		config: "profiles: {strict: {clamp: {max_bytes: 2048, max_lines: 20, keep: tail}}}",
+		routes: []testenv.RouteOverride{{Prefix: "/v1/messages", InitialMetadata: map[string]string{extproc.ProfileMetadataKey: "strict"}}},
+	})
+	body := wiretest.Request(wire.Anthropic, sixThousandLines())
+	e.post(t, "/v1/messages", body)
+	text := gjson.GetBytes(e.lastUpstream(t).Body, "messages.2.content.0.content.0.text").String()
+	if len(text) > 2048 || clamp.CountLines(text) > 20 || !strings.Contains(text, "05999") {
+		t.Fatalf("strict tail profile not applied: %d bytes, %d lines", len(text), clamp.CountLines(text))
+	}
+	e.upstream.Reset()
+	e.post(t, "/v1/chat/completions", wiretest.Request(wire.OpenAIChat, sixThousandLines()))
+	text = gjson.GetBytes(e.lastUpstream(t).Body, "messages.3.content").String()
+	if len(text) <= 2048 || len(text) > clamp.DefaultMaxBytes {
+		t.Fatalf("other routes use the default profile, got %d bytes", len(text))
+	}
+}
