@@ -1,0 +1,62 @@
+# toolproc — see README.md. `make run` and `make test` are the two set-up commands.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin
+RESPONSE_BODY_MODE ?= FULL_DUPLEX_STREAMED
+UPSTREAM ?=
+CONFIG ?=
+FUZZTIME ?= 10s
+BENCHTIME ?= 1s
+
+.PHONY: run build test vet validate e2e bench fuzz lint fmt clean
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/toolproc .
+	$(GO) build -o $(BIN)/standin ./testenv/cmd/standin
+
+# Starts toolproc (gRPC 127.0.0.1:50051, admin 127.0.0.1:9000), the Envoy
+# stand-in (127.0.0.1:10000, replay 127.0.0.1:10001) and, unless UPSTREAM is
+# set, the fake LLM upstream (127.0.0.1:18080). Ctrl-C stops everything.
+run: build
+	@trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
+	$(BIN)/toolproc serve $(if $(CONFIG),--config $(CONFIG)) & \
+	$(BIN)/standin -response-body-mode $(RESPONSE_BODY_MODE) $(if $(UPSTREAM),-upstream $(UPSTREAM)) & \
+	wait -n
+
+test: lint
+	$(GO) test -race -count=1 ./...
+
+vet:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+# Envoy configs against go-control-plane's protos plus the C++-only rules.
+validate:
+	$(GO) test -count=1 ./envoy/
+
+# End-to-end tests through the Envoy stand-in only.
+e2e:
+	$(GO) test -race -count=1 -run 'E2E' ./testenv/...
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+
+# Short fuzzing of every fuzz target (FUZZTIME each).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: vet
+	$(GO) run $(STATICCHECK) ./...
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf $(BIN)
