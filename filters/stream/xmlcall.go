@@ -1,0 +1,334 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// XML tool calls (seed 002, seed-requirements.md A.2.3): a text-only upstream
+// writes
+//
+//	<invoke name="TOOL"><parameter name="P">VALUE</parameter>…</invoke>
+//
+// in its answer. xmlScanner finds these blocks in text that arrives in
+// pieces, holding back only what could still turn out to be a block: a tail
+// that is a prefix of `<invoke name="`, or an opened block whose `</invoke>`
+// has not arrived. Everything else is returned at once.
+//
+// Matching follows the seed's regular expressions
+// `<invoke name="([^"]+)">(.*?)</invoke>` and
+// `<parameter name="([^"]+)">(.*?)</parameter>` (non-greedy, across lines,
+// the first closing tag ends the block), with one deliberate narrowing: an
+// invoke name is 1–xmlMaxName bytes without `"`, `<`, `>` or line breaks,
+// so a stray `<invoke name="` in prose is released as soon as it cannot be a
+// tool name instead of being held until the next quote.
+
+const (
+	xmlOpen       = `<invoke name="`
+	xmlClose      = `</invoke>`
+	xmlParamOpen  = `<parameter name="`
+	xmlParamClose = `</parameter>`
+	// xmlMaxName bounds an invoke name (OpenAI's own limit is 64).
+	xmlMaxName = 256
+	// xmlMaxHold bounds an open block waiting for `</invoke>`; past it the
+	// block is given up and released as text, so a runaway upstream cannot
+	// make us buffer without limit.
+	xmlMaxHold = 8 << 20
+	// xmlFinalAnswer is the pseudo tool whose block is the answer text.
+	xmlFinalAnswer = "final_answer"
+)
+
+type xmlPieceKind uint8
+
+const (
+	xmlText  xmlPieceKind = iota // plain text, Text == Raw
+	xmlCall                      // a tool call: Name and Args
+	xmlFinal                     // a final_answer block: Text is the answer
+)
+
+// xmlPiece is one run of scanned text. The Raw fields of all pieces, in
+// order, rebuild exactly the text that was fed.
+type xmlPiece struct {
+	Kind xmlPieceKind
+	Text string // xmlText: the text; xmlFinal: the answer
+	Name string // xmlCall: the tool name
+	Args string // xmlCall: the arguments, a compact JSON object
+	Raw  string // the source text this piece stands for
+}
+
+// xmlScanner is the incremental parser. The zero value is ready to use.
+type xmlScanner struct {
+	buf       []byte // held text: empty, or a suffix that may still become a block
+	name      string // non-empty while buf starts with a complete block head
+	bodyStart int    // where the block body starts in buf (after the head)
+	closeFrom int    // where to resume searching for `</invoke>` in buf
+}
+
+// Idle reports whether nothing is held, so text without '<' would pass
+// through Feed unchanged.
+func (s *xmlScanner) Idle() bool { return len(s.buf) == 0 }
+
+// Feed consumes text and returns the pieces it completed.
+func (s *xmlScanner) Feed(text string) []xmlPiece {
+	if text == "" {
+		return nil
+	}
+	if len(s.buf) == 0 && strings.IndexByte(text, '<') < 0 {
+		return []xmlPiece{{Kind: xmlText, Text: text, Raw: text}}
+	}
+	s.buf = append(s.buf, text...)
+	return s.scan(nil, false)
+}
+
+// Flush ends the text: what is held is released as text (an unclosed
+// `<invoke` is not a call) and the scanner is reset.
+func (s *xmlScanner) Flush() []xmlPiece {
+	out := s.scan(nil, true)
+	*s = xmlScanner{}
+	return out
+}
+
+func (s *xmlScanner) scan(out []xmlPiece, final bool) []xmlPiece {
+	for len(s.buf) > 0 {
+		if s.name != "" {
+			// buf opens with a complete head: look for the end of the block.
+			i := bytes.Index(s.buf[s.closeFrom:], []byte(xmlClose))
+			if i < 0 {
+				if final {
+					// No `</invoke>` anywhere after: no block can match here or later.
+					out = xmlAppendText(out, string(s.buf))
+					s.buf, s.name = nil, ""
+					return out
+				}
+				if len(s.buf) > xmlMaxHold {
+					// Give up on this head: its '<' is text, rescan after it.
+					out = xmlAppendText(out, "<")
+					s.buf, s.name = s.buf[1:], ""
+					continue
+				}
+				// Resume where a split `</invoke>` could begin.
+				s.closeFrom = max(s.bodyStart, len(s.buf)-len(xmlClose)+1)
+				return out
+			}
+			end := s.closeFrom + i
+			raw := string(s.buf[:end+len(xmlClose)])
+			out = append(out, xmlBlock(s.name, raw[s.bodyStart:end], raw))
+			s.buf, s.name = s.buf[len(raw):], ""
+			continue
+		}
+		// Text up to the next head, or up to a tail that may become one.
+		p := 0
+		for {
+			i := bytes.IndexByte(s.buf[p:], '<')
+			if i < 0 {
+				out = xmlAppendText(out, string(s.buf))
+				s.buf = s.buf[:0]
+				return out
+			}
+			p += i
+			name, headLen, more := xmlHead(s.buf[p:])
+			if headLen > 0 {
+				out = xmlAppendText(out, string(s.buf[:p]))
+				s.buf = s.buf[p:]
+				s.name, s.bodyStart, s.closeFrom = name, headLen, headLen
+				break
+			}
+			if more {
+				if final {
+					out = xmlAppendText(out, string(s.buf))
+					s.buf = nil
+				} else {
+					out = xmlAppendText(out, string(s.buf[:p]))
+					s.buf = s.buf[p:]
+				}
+				return out
+			}
+			p++
+		}
+	}
+	return out
+}
+
+// xmlHead matches `<invoke name="NAME">` at the start of b. It returns the
+// head's length when it matches, or more=true when b is a proper prefix of a
+// head that could still match.
+func xmlHead(b []byte) (name string, headLen int, more bool) {
+	if len(b) < len(xmlOpen) {
+		return "", 0, strings.HasPrefix(xmlOpen, string(b))
+	}
+	if string(b[:len(xmlOpen)]) != xmlOpen {
+		return "", 0, false
+	}
+	rest := b[len(xmlOpen):]
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '"':
+			if i == 0 {
+				return "", 0, false // an empty name never matches
+			}
+			if i+1 == len(rest) {
+				return "", 0, true // wait for the '>'
+			}
+			if rest[i+1] != '>' {
+				return "", 0, false
+			}
+			return string(rest[:i]), len(xmlOpen) + i + 2, false
+		case '<', '>', '\n', '\r':
+			return "", 0, false
+		}
+		if i >= xmlMaxName {
+			return "", 0, false
+		}
+	}
+	return "", 0, len(rest) <= xmlMaxName
+}
+
+func xmlAppendText(out []xmlPiece, text string) []xmlPiece {
+	if text == "" {
+		return out
+	}
+	if n := len(out); n > 0 && out[n-1].Kind == xmlText {
+		out[n-1].Text += text
+		out[n-1].Raw = out[n-1].Text
+		return out
+	}
+	return append(out, xmlPiece{Kind: xmlText, Text: text, Raw: text})
+}
+
+// xmlBlock turns one complete block into a call, or into answer text for
+// the final_answer pseudo tool (its answer parameter, else its inner text).
+func xmlBlock(name, body, raw string) xmlPiece {
+	params := xmlParams(body)
+	if name == xmlFinalAnswer {
+		text := strings.TrimSpace(body)
+		for _, p := range params {
+			if p.name == "answer" {
+				text = p.value
+			}
+		}
+		return xmlPiece{Kind: xmlFinal, Text: text, Raw: raw}
+	}
+	args := make([]byte, 0, len(body)+2)
+	args = append(args, '{')
+	for i, p := range params {
+		if i > 0 {
+			args = append(args, ',')
+		}
+		args = xmlAppendJSONString(args, p.name)
+		args = append(args, ':')
+		args = xmlAppendValue(args, p.value)
+	}
+	args = append(args, '}')
+	return xmlPiece{Kind: xmlCall, Name: name, Args: string(args), Raw: raw}
+}
+
+type xmlParam struct{ name, value string }
+
+// xmlParams lists the parameters of a block body in document order, values
+// trimmed; a repeated name keeps its first position and its last value (as
+// assigning into a Python dict does).
+func xmlParams(body string) []xmlParam {
+	var params []xmlParam
+	pos := 0
+	for {
+		i := strings.Index(body[pos:], xmlParamOpen)
+		if i < 0 {
+			return params
+		}
+		start := pos + i
+		nameStart := start + len(xmlParamOpen)
+		q := strings.IndexByte(body[nameStart:], '"')
+		if q <= 0 || nameStart+q+1 >= len(body) || body[nameStart+q+1] != '>' {
+			pos = start + 1
+			continue
+		}
+		name := body[nameStart : nameStart+q]
+		valueStart := nameStart + q + 2
+		j := strings.Index(body[valueStart:], xmlParamClose)
+		if j < 0 {
+			return params // no later parameter can close either
+		}
+		value := strings.TrimSpace(body[valueStart : valueStart+j])
+		pos = valueStart + j + len(xmlParamClose)
+		replaced := false
+		for k := range params {
+			if params[k].name == name {
+				params[k].value, replaced = value, true
+			}
+		}
+		if !replaced {
+			params = append(params, xmlParam{name, value})
+		}
+	}
+}
+
+// xmlAppendValue types a parameter value: numbers, true/false/null, objects
+// and arrays that parse as JSON keep their JSON type (compacted); anything
+// else, JSON string literals included, is a string.
+func xmlAppendValue(dst []byte, v string) []byte {
+	if v != "" {
+		switch c := v[0]; {
+		case c == '{' || c == '[' || c == '-' || (c >= '0' && c <= '9') || v == "true" || v == "false" || v == "null":
+			var buf bytes.Buffer
+			if json.Compact(&buf, []byte(v)) == nil && utf8.Valid(buf.Bytes()) {
+				return append(dst, buf.Bytes()...)
+			}
+		}
+	}
+	return xmlAppendJSONString(dst, v)
+}
+
+// xmlAppendJSONString appends s as a JSON string without HTML escaping;
+// invalid UTF-8 becomes U+FFFD.
+func xmlAppendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			// Valid JSON either way; escaped so a JavaScript client's line
+			// splitting can never see them.
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
