@@ -72,3 +72,49 @@ func BenchmarkRewriteRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkResponseEvent is the cost one SSE event pays to cross toolproc in
+// FULL_DUPLEX_STREAMED: a response body message with one chat.completion
+// chunk goes in, its streamed answer comes back, over a real gRPC stream.
+// "passthrough" (stream.normalize off) is the floor set by gRPC itself;
+// "normalized" adds the stream repair. The first event's round trip is the
+// time-to-first-byte toolproc adds.
+func BenchmarkResponseEvent(b *testing.B) {
+	event := []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"héllo wörld, some streamed text "},"finish_reason":null}]}` + "\n\n")
+	for _, tc := range []struct{ name, config string }{
+		{"passthrough", "profiles: {default: {stream: {normalize: false}}}"},
+		{"normalized", ""},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := testServer(b, tc.config)
+			client := startGRPC(b, s)
+			stream, err := client.Process(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, m := range []*extprocv3.ProcessingRequest{
+				reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex),
+				reqBody([]byte(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`), true),
+				{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: hdrs(":status", "200", "content-type", "text/event-stream")}},
+			} {
+				if err := stream.Send(m); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := stream.Recv(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(event)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := stream.Send(respBody(event, false)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := stream.Recv(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = stream.CloseSend()
+		})
+	}
+}

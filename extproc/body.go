@@ -1,6 +1,7 @@
 package extproc
 
 import (
+	"bytes"
 	"strconv"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -31,16 +32,26 @@ const fullDuplexChunk = 64 << 10
 // an ImmediateResponse (fail closed) by returning a non-nil reply.
 type rewriteFunc func(body []byte) (out []byte, changed bool, reply *extprocv3.ImmediateResponse)
 
+// streamTransform repairs a body as it flows (filters/stream.Normalizer).
+type streamTransform interface {
+	Write(p []byte) []byte
+	Close() []byte
+}
+
 // bodyStream answers the body messages of one direction according to the
-// body mode Envoy announced in protocol_config. With rewrite == nil every
-// chunk passes through untouched; otherwise the whole body is collected and
-// rewritten once, however Envoy chose to deliver it.
+// body mode Envoy announced in protocol_config. With neither rewrite nor
+// transform every chunk passes through untouched. With rewrite the whole
+// body is collected and rewritten once, however Envoy chose to deliver it.
+// With transform each chunk is repaired as it arrives, so streams stay
+// streams.
 type bodyStream struct {
-	dir     direction
-	mode    extprocfilterv3.ProcessingMode_BodySendMode
-	known   bool // protocol_config told us the mode (Envoy ≥1.34)
-	rewrite rewriteFunc
-	maxHold int // give up rewriting (pass through) past this many held bytes
+	dir       direction
+	mode      extprocfilterv3.ProcessingMode_BodySendMode
+	known     bool // protocol_config told us the mode (Envoy ≥1.34)
+	rewrite   rewriteFunc
+	transform streamTransform
+	maxHold   int // give up rewriting (pass through) past this many held bytes
+	messages  int // body messages seen
 
 	buf      []byte
 	pending  int  // STREAMED chunk messages not yet answered
@@ -62,9 +73,13 @@ func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResp
 	}
 	b.eos = msg.GetEndOfStream()
 	chunk := msg.GetBody()
+	b.messages++
 
 	if duplex {
 		return b.onDuplexBody(chunk)
+	}
+	if b.transform != nil && !b.passed {
+		return []*extprocv3.ProcessingResponse{b.transformChunk(chunk)}
 	}
 	if b.rewrite == nil || b.passed {
 		return []*extprocv3.ProcessingResponse{b.bodyResponse(nil)}
@@ -95,9 +110,12 @@ func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResp
 	if !b.eos {
 		return nil
 	}
-	out, _, reply := b.rewrite(b.buf)
+	out, changed, reply := b.rewrite(b.buf)
 	if reply != nil {
 		return []*extprocv3.ProcessingResponse{immediate(reply)}
+	}
+	if !changed {
+		out = b.buf
 	}
 	resps := make([]*extprocv3.ProcessingResponse, 0, b.pending)
 	resps = append(resps, b.bodyResponse(&extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: out}}))
@@ -117,6 +135,11 @@ func (b *bodyStream) finishWhole(body []byte) *extprocv3.ProcessingResponse {
 	if !changed {
 		return b.bodyResponse(nil)
 	}
+	return b.replaceWhole(out)
+}
+
+// replaceWhole answers the message holding the whole body with a new body.
+func (b *bodyStream) replaceWhole(out []byte) *extprocv3.ProcessingResponse {
 	// BUFFERED with header SEND keeps content-length and rejects a body whose
 	// length differs with a 500, even with failure_mode_allow; it must be set
 	// in this same response (envoy-extproc.md §4.2). Where Envoy already
@@ -129,7 +152,46 @@ func (b *bodyStream) finishWhole(body []byte) *extprocv3.ProcessingResponse {
 	})
 }
 
+// transformChunk answers one body message of a transformed body outside
+// FULL_DUPLEX_STREAMED. STREAMED answers may carry any length, so each
+// chunk's answer holds what the transform released for it; the whole body in
+// one message (BUFFERED) is repaired at once. Anything else (BUFFERED_PARTIAL,
+// or an Envoy that did not say) would leave part of the body unrepaired, and
+// a normalizer's held-back bytes lost, so it passes through untouched.
+func (b *bodyStream) transformChunk(chunk []byte) *extprocv3.ProcessingResponse {
+	streamed := b.known && b.mode == extprocfilterv3.ProcessingMode_STREAMED
+	whole := b.messages == 1 && b.eos
+	if !streamed && !whole {
+		b.giveUp(reasonPartialBody)
+		return b.bodyResponse(nil)
+	}
+	out := b.transform.Write(chunk)
+	if b.eos {
+		out = append(out, b.transform.Close()...)
+	}
+	if !streamed {
+		return b.replaceWhole(out)
+	}
+	if bytes.Equal(out, chunk) {
+		return b.bodyResponse(nil)
+	}
+	if len(out) == 0 {
+		return b.bodyResponse(&extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_ClearBody{ClearBody: true}})
+	}
+	return b.bodyResponse(&extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: out}})
+}
+
 func (b *bodyStream) onDuplexBody(chunk []byte) []*extprocv3.ProcessingResponse {
+	if b.transform != nil && !b.passed {
+		out := b.transform.Write(chunk)
+		if b.eos {
+			out = append(out, b.transform.Close()...)
+		}
+		if len(out) == 0 && !b.eos {
+			return nil // M:N: nothing released yet
+		}
+		return streamedResponses(b.dir, out, b.eos)
+	}
 	if b.rewrite == nil || b.passed {
 		return streamedResponses(b.dir, chunk, b.eos)
 	}
@@ -144,7 +206,10 @@ func (b *bodyStream) onDuplexBody(chunk []byte) []*extprocv3.ProcessingResponse 
 		// FULL_DUPLEX_STREAMED answers are M:N: nothing to say yet.
 		return nil
 	}
-	out, _, reply := b.rewrite(b.buf)
+	out, changed, reply := b.rewrite(b.buf)
+	if !changed {
+		out = b.buf
+	}
 	b.buf = nil
 	if reply != nil {
 		return []*extprocv3.ProcessingResponse{immediate(reply)}
@@ -158,11 +223,18 @@ func (b *bodyStream) onTrailers() []*extprocv3.ProcessingResponse {
 	var resps []*extprocv3.ProcessingResponse
 	duplex := b.known && b.mode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 	switch {
+	case duplex && b.transform != nil && !b.passed && !b.eos:
+		resps = append(resps, streamedResponses(b.dir, b.transform.Close(), false)...)
+	case b.transform != nil && !b.passed && !b.eos:
+		// STREAMED: the last chunk went without end_of_stream and a trailers
+		// answer cannot carry body bytes, so the stream's closing material
+		// (finish chunk, [DONE]) cannot be added. Counted; rare for LLM APIs.
+		b.giveUp(reasonTrailers)
 	case duplex && b.rewrite != nil && !b.passed && !b.eos:
 		// The last body chunk precedes the trailers response and carries
 		// end_of_stream=false (envoy-extproc.md §3.2, FULL_DUPLEX step 4).
 		out := b.buf
-		if o, _, reply := b.rewrite(b.buf); reply == nil {
+		if o, changed, reply := b.rewrite(b.buf); reply == nil && changed {
 			out = o
 		}
 		b.buf = nil

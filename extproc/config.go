@@ -46,10 +46,21 @@ type LogConfig struct {
 
 // Profile is one named set of filter settings, chosen per request.
 type Profile struct {
-	Enabled     bool         `json:"enabled"`
-	FailureMode string       `json:"failure_mode"`
-	Dialects    []string     `json:"dialects"`
-	Clamp       ClampProfile `json:"clamp"`
+	Enabled     bool          `json:"enabled"`
+	FailureMode string        `json:"failure_mode"`
+	Dialects    []string      `json:"dialects"`
+	Clamp       ClampProfile  `json:"clamp"`
+	Stream      StreamProfile `json:"stream"`
+}
+
+// StreamProfile configures response repair.
+type StreamProfile struct {
+	// Normalize repairs answers so clients can assemble tool calls: indexed,
+	// well-formed deltas, finish reasons, terminators, JSON→SSE when the
+	// client asked for a stream.
+	Normalize bool `json:"normalize"`
+	// XMLToolCalls turns <invoke> blocks in assistant text into tool calls.
+	XMLToolCalls bool `json:"xml_tool_calls"`
 }
 
 // ClampProfile configures the hard clamp.

@@ -12,7 +12,10 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/stream"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -34,6 +37,15 @@ type exchange struct {
 
 	// Filled by the request rewrite, sent as dynamic metadata.
 	report *pipeline.Report
+
+	// What the client asked for, read from the request body; nil until then.
+	clientAsk *clientAsk
+}
+
+// clientAsk is what the request says about the answer the client expects.
+type clientAsk struct {
+	stream       bool
+	includeUsage bool
 }
 
 func newExchange(s *Server, p *compiledProfile) *exchange {
@@ -81,7 +93,7 @@ func (x *exchange) handle(m *extprocv3.ProcessingRequest) (resps []*extprocv3.Pr
 		return x.req.onTrailers()
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
 		phase = "response_headers"
-		return []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+		return []*extprocv3.ProcessingResponse{x.onResponseHeaders(r.ResponseHeaders)}
 	case *extprocv3.ProcessingRequest_ResponseBody:
 		phase = "response_body"
 		return x.resp.onBody(r.ResponseBody)
@@ -150,13 +162,127 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 		return resp
 	}
 	x.req.rewrite = x.rewriteRequest
+	var remove []string
 	if x.req.known && x.req.mode != extprocfilterv3.ProcessingMode_BUFFERED {
 		// Outside BUFFERED our body answers cannot fix content-length, and with
 		// allow_content_length_header (1.38+) Envoy would keep the stale one.
 		// Removing it here is a no-op where Envoy already does (§4.1).
-		cr.HeaderMutation = &extprocv3.HeaderMutation{RemoveHeaders: []string{"content-length"}}
+		remove = append(remove, "content-length")
+	}
+	if x.profile.Stream.Normalize && getHeader(hm, "accept-encoding") != "" {
+		// Envoy hands ext_proc the bytes as the upstream sent them and never
+		// decodes (§4): asking for an identity answer keeps it repairable.
+		remove = append(remove, "accept-encoding")
+	}
+	if len(remove) > 0 {
+		cr.HeaderMutation = &extprocv3.HeaderMutation{RemoveHeaders: remove}
 	}
 	return resp
+}
+
+// onResponseHeaders decides how the answer is repaired. Only successful
+// answers of a request we processed are touched; errors pass untouched.
+func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
+	cr := &extprocv3.CommonResponse{}
+	resp := headersResponse(dirResponse, cr)
+	if !x.process || x.clientAsk == nil || !x.profile.Stream.Normalize || h.GetEndOfStream() {
+		return resp
+	}
+	hm := h.GetHeaders()
+	status := getHeader(hm, ":status")
+	ct := strings.ToLower(getHeader(hm, "content-type"))
+	enc := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
+	if status != "200" {
+		return resp
+	}
+	d := string(x.dialect)
+	if enc != "" && enc != "identity" {
+		x.srv.metrics.Responses.WithLabelValues(d, "passthrough_encoded").Inc()
+		return resp
+	}
+	opts := stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls, IncludeUsage: x.clientAsk.includeUsage}
+	var mutation *extprocv3.HeaderMutation
+	switch isSSE, isJSON := strings.HasPrefix(ct, "text/event-stream"), strings.Contains(ct, "json"); {
+	case isSSE:
+		n := newNormalizer(x.dialect, opts)
+		if n == nil {
+			return resp
+		}
+		x.resp.transform = n
+		x.srv.metrics.Responses.WithLabelValues(d, "stream_normalized").Inc()
+		mutation = &extprocv3.HeaderMutation{}
+	case isJSON && x.dialect == wire.OpenAIChat && x.clientAsk.stream:
+		// The client asked for a stream and got JSON (some compatible
+		// servers ignore stream:true): convert, so its SDK sees a stream.
+		x.resp.rewrite = func(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
+			if sse, ok := stream.OpenAIChatJSONToSSE(body, opts); ok {
+				return sse, true, nil
+			}
+			// The headers already say text/event-stream: a body that is not a
+			// chat.completion still has to arrive as a stream the client's SDK
+			// ends cleanly, so it travels inside an error chunk.
+			x.srv.metrics.Responses.WithLabelValues(d, "json_to_sse_error").Inc()
+			return unexpectedJSONAsSSE(body), true, nil
+		}
+		x.srv.metrics.Responses.WithLabelValues(d, "json_to_sse").Inc()
+		mutation = &extprocv3.HeaderMutation{SetHeaders: []*corev3.HeaderValueOption{setHeader("content-type", "text/event-stream")}}
+	case isJSON && x.dialect == wire.OpenAIChat:
+		x.resp.rewrite = func(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
+			out, changed := stream.FixOpenAIChatJSON(body, opts)
+			return out, changed, nil
+		}
+		x.srv.metrics.Responses.WithLabelValues(d, "json_checked").Inc()
+		mutation = &extprocv3.HeaderMutation{}
+	default:
+		return resp
+	}
+	if x.resp.known && x.resp.mode != extprocfilterv3.ProcessingMode_BUFFERED {
+		// Streamed answers change length as they go; BUFFERED sets the exact
+		// length in its body answer instead (§4).
+		mutation.RemoveHeaders = append(mutation.RemoveHeaders, "content-length")
+	}
+	if x.resp.known && x.resp.mode == extprocfilterv3.ProcessingMode_NONE {
+		// Configured without a response body: ask for it now. Honoured only
+		// with allow_mode_override and no FULL_DUPLEX in the filter config;
+		// content-length is not removed by Envoy for an override, hence the
+		// removal above (§4.3, §6). If ignored, no body comes and nothing is
+		// repaired.
+		resp.ModeOverride = &extprocfilterv3.ProcessingMode{
+			RequestBodyMode:  x.req.mode,
+			ResponseBodyMode: extprocfilterv3.ProcessingMode_STREAMED,
+		}
+		x.resp.mode = extprocfilterv3.ProcessingMode_STREAMED
+		mutation.RemoveHeaders = append(mutation.RemoveHeaders, "content-length")
+	}
+	if len(mutation.SetHeaders) > 0 || len(mutation.RemoveHeaders) > 0 {
+		cr.HeaderMutation = mutation
+	}
+	return resp
+}
+
+// unexpectedJSONAsSSE wraps a 200 answer that is not a chat.completion in an
+// OpenAI error chunk and [DONE]. The original travels in error.body (as JSON
+// when it is JSON, else as a string) so nothing is lost.
+func unexpectedJSONAsSSE(body []byte) []byte {
+	raw := body
+	if !gjson.ValidBytes(body) {
+		raw = wire.QuoteString(string(body))
+	}
+	chunk := `{"error":{"message":"upstream answered a streaming request with a non-stream body","type":"upstream_error","body":` + string(raw) + `}}`
+	return []byte("data: " + chunk + "\n\ndata: [DONE]\n\n")
+}
+
+// newNormalizer returns the stream repair for a dialect, or nil.
+func newNormalizer(d wire.Dialect, opts stream.Options) streamTransform {
+	switch d {
+	case wire.OpenAIChat:
+		return stream.NewOpenAIChat(opts)
+	case wire.Anthropic:
+		return stream.NewAnthropic(opts)
+	case wire.OpenAIResponses:
+		return stream.NewOpenAIResponses(opts)
+	}
+	return nil
 }
 
 // rewriteRequest runs the profile's pipeline over a complete request body.
@@ -173,6 +299,12 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.log = x.log.With("dialect", string(x.dialect))
 	}
 	d := string(x.dialect)
+	if gjson.ValidBytes(body) {
+		x.clientAsk = &clientAsk{
+			stream:       gjson.GetBytes(body, "stream").Bool() || x.endpoint.Stream,
+			includeUsage: gjson.GetBytes(body, "stream_options.include_usage").Bool(),
+		}
+	}
 	out, rep, err := x.profile.pipeline.RunEndpoint(x.endpoint, body)
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {

@@ -400,3 +400,60 @@ func TestProfileSelection(t *testing.T) {
 		t.Fatal("disabled profile must skip the body")
 	}
 }
+
+// TestJSONAnswerToStreamingRequest: a client asked for a stream and got
+// JSON. A chat.completion becomes a stream; anything else still arrives as a
+// well-formed stream (an error chunk carrying the original, then [DONE]).
+func TestJSONAnswerToStreamingRequest(t *testing.T) {
+	completion := []byte(`{"id":"chatcmpl-9","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi there"},"finish_reason":"stop"}]}`)
+	for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{modeStreamed, modeBuffered, modeDuplex} {
+		for _, tc := range []struct {
+			name string
+			body []byte
+			has  []string
+		}{
+			{"chat.completion", completion, []string{`"content":"hi there"`, `"finish_reason":"stop"`, "data: [DONE]\n\n"}},
+			{"other JSON", []byte(`{"ok":true}`), []string{`"type":"upstream_error"`, `"body":{"ok":true}`, "data: [DONE]\n\n"}},
+		} {
+			t.Run(mode.String()+"/"+tc.name, func(t *testing.T) {
+				s := testServer(t, "")
+				x := newTestExchange(s)
+				x.handle(reqHeaders("/v1/chat/completions", modeBuffered, mode))
+				x.handle(reqBody(openAIBody("x"), true)) // "stream":true
+				r := x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
+					ResponseHeaders: hdrs(":status", "200", "content-type", "application/json"),
+				}})
+				set := r[0].GetResponseHeaders().GetResponse().GetHeaderMutation().GetSetHeaders()
+				if len(set) != 1 || string(set[0].GetHeader().GetRawValue()) != "text/event-stream" {
+					t.Fatalf("content-type not switched: %v", set)
+				}
+				chunks := [][]byte{tc.body[:5], tc.body[5:], nil}
+				if mode == modeBuffered {
+					chunks = [][]byte{tc.body}
+				}
+				var out []byte
+				var resps []*extprocv3.ProcessingResponse
+				for i, c := range chunks {
+					got := x.handle(respBody(c, i == len(chunks)-1))
+					for _, g := range got {
+						if sr := g.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse(); sr != nil {
+							out = append(out, sr.Body...)
+						}
+					}
+					resps = append(resps, got...)
+				}
+				if mode != modeDuplex {
+					out = forwarded(chunks, resps, false)
+				}
+				for _, h := range tc.has {
+					if !bytes.Contains(out, []byte(h)) {
+						t.Fatalf("stream lacks %q:\n%s", h, out)
+					}
+				}
+				if !bytes.HasSuffix(out, []byte("data: [DONE]\n\n")) {
+					t.Fatalf("stream must end with [DONE]:\n%s", out)
+				}
+			})
+		}
+	}
+}

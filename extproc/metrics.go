@@ -13,6 +13,7 @@ type Metrics struct {
 	ToolResultBytes *prometheus.CounterVec // dialect, stage
 	BodyBytes       *prometheus.CounterVec // direction, stage
 	UnknownProfile  prometheus.Counter
+	Responses       *prometheus.CounterVec   // dialect, action
 	Duration        *prometheus.HistogramVec // phase
 }
 
@@ -58,6 +59,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		BodyBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_body_bytes_total", Help: "Request body bytes of processed LLM requests, received (in) and forwarded (out).",
 		}, []string{"direction", "stage"}),
+		Responses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_responses_total", Help: "Successful answers to processed requests, by dialect and repair action (stream_normalized, json_to_sse, json_checked, passthrough_encoded).",
+		}, []string{"dialect", "action"}),
 		UnknownProfile: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "toolproc_unknown_profile_total", Help: "Requests that named a profile not in the config; the default profile was used.",
 		}),
@@ -68,6 +72,6 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"phase"}),
 	}
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
-		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Duration)
+		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Duration)
 	return m
 }
