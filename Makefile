@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test vet validate e2e bench fuzz lint fmt clean
+.PHONY: run build test node-deps vet validate e2e bench fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -24,8 +24,13 @@ run: build
 	$(BIN)/standin -response-body-mode $(RESPONSE_BODY_MODE) $(if $(UPSTREAM),-upstream $(UPSTREAM)) & \
 	wait -n
 
-test: lint
+# The Node stream-conformance clients (openai, ai) live in testenv/node; their
+# Go driver (TestNodeClients) fails under CI=true if they are not installed.
+test: lint node-deps
 	$(GO) test -race -count=1 ./...
+
+node-deps:
+	npm ci --prefix testenv/node --no-audit --no-fund --loglevel=error
 
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
