@@ -21,7 +21,7 @@ build:
 run: build
 	@trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
 	$(BIN)/toolproc serve $(if $(CONFIG),--config $(CONFIG)) & \
-	$(BIN)/standin -response-body-mode $(RESPONSE_BODY_MODE) $(if $(UPSTREAM),-upstream $(UPSTREAM)) & \
+	$(BIN)/standin -response-body-mode $(RESPONSE_BODY_MODE) -scenarios testenv/testdata/streams $(if $(UPSTREAM),-upstream $(UPSTREAM)) & \
 	wait -n
 
 # The Node stream-conformance clients (openai, ai) live in testenv/node; their

@@ -47,6 +47,7 @@ type options struct {
 	bufferLimit                                                 int
 	failureModeAllow, allowModeOverride                         bool
 	profile                                                     string
+	scenarios, xmlProfile                                       string
 	debug                                                       bool
 }
 
@@ -72,6 +73,8 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.BoolVar(&o.failureModeAllow, "failure-mode-allow", false, "fail open when the processor fails")
 	fs.BoolVar(&o.allowModeOverride, "allow-mode-override", true, "honour mode_override in headers responses")
 	fs.StringVar(&o.profile, "profile", "", "sent to the processor as gRPC metadata x-toolproc-profile")
+	fs.StringVar(&o.scenarios, "scenarios", "", "folder of stream scenario files the fake upstream plays on header "+testenv.ScenarioHeader)
+	fs.StringVar(&o.xmlProfile, "xml-profile", "xml", "profile sent for paths under "+testenv.XMLPrefix+" (empty: no such route)")
 	fs.BoolVar(&o.debug, "debug", false, "debug logging")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -151,7 +154,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *sl
 
 	upstream := o.upstream
 	if upstream == "" {
-		if err := serve("fake-upstream-listen", o.fakeUpstreamListen, testenv.NewFakeUpstream(), "kind", "fake upstream"); err != nil {
+		fake := testenv.NewFakeUpstream()
+		if o.scenarios != "" {
+			scenarios, err := testenv.LoadScenarios(o.scenarios)
+			if err != nil {
+				return err
+			}
+			fake.SetScript(testenv.ScenarioScript(scenarios))
+			log.Info("fake upstream plays stream scenarios", "count", len(scenarios), "header", testenv.ScenarioHeader)
+		}
+		if err := serve("fake-upstream-listen", o.fakeUpstreamListen, fake, "kind", "fake upstream"); err != nil {
 			return err
 		}
 		upstream = "http://" + addrs["fake-upstream-listen"].String()
@@ -169,6 +181,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *sl
 	}
 	if o.profile != "" {
 		cfg.InitialMetadata = map[string]string{"x-toolproc-profile": o.profile}
+	}
+	if o.xmlProfile != "" {
+		cfg.Routes = []testenv.RouteOverride{{Prefix: testenv.XMLPrefix, InitialMetadata: map[string]string{"x-toolproc-profile": o.xmlProfile}}}
 	}
 	proxy, err := testenv.NewProxy(cfg)
 	if err != nil {
