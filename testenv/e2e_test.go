@@ -7,20 +7,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tidwall/gjson"
-	"google.golang.org/grpc"
 
 	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/filters/clamp"
@@ -31,8 +25,8 @@ import (
 
 type env struct {
 	upstream *testenv.FakeUpstream
-	proxy    *httptest.Server
-	admin    *httptest.Server
+	proxy    string
+	admin    string
 }
 
 type envOpts struct {
@@ -42,68 +36,17 @@ type envOpts struct {
 	routes            []testenv.RouteOverride
 }
 
-// newEnv starts toolproc, the stand-in configured like envoy/envoy.yaml
-// (but with the given body modes) and a fake upstream.
+// newEnv starts toolproc, the stand-in and a fake upstream.
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	cfg, err := extproc.ParseConfig([]byte(o.config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	srv := extproc.NewServer(cfg, nil, reg)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer(extproc.GRPCServerOptions(cfg)...)
-	srv.Register(g)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-	var ready atomic.Bool
-	ready.Store(true)
-	admin := httptest.NewServer(extproc.AdminHandler(reg, &ready))
-	t.Cleanup(admin.Close)
-
 	up := testenv.NewFakeUpstream()
-	upSrv := httptest.NewServer(up)
-	t.Cleanup(upSrv.Close)
-
-	mode := &extprocfilterv3.ProcessingMode{
-		RequestHeaderMode:  extprocfilterv3.ProcessingMode_SEND,
-		RequestBodyMode:    o.reqMode,
-		ResponseHeaderMode: extprocfilterv3.ProcessingMode_SEND,
-		ResponseBodyMode:   o.respMode,
-	}
-	if o.respMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
-		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
-	}
-	if o.reqMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
-		mode.RequestTrailerMode = extprocfilterv3.ProcessingMode_SEND
-	}
-	p, err := testenv.NewProxy(testenv.ProxyConfig{
-		ExtProcAddr:       lis.Addr().String(),
-		UpstreamURL:       upSrv.URL,
-		Mode:              mode,
-		AllowModeOverride: true,
-		MessageTimeout:    20 * time.Second, // generous: the race detector is slow
-		BufferLimit:       32 << 20,
-		Routes:            o.routes,
-		RequestChunker:    testenv.RandomChunks(o.seed, 16<<10),
-		ResponseChunker:   testenv.RandomChunks(o.seed+1, 97),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	proxy := httptest.NewServer(p)
-	t.Cleanup(proxy.Close)
-	return &env{upstream: up, proxy: proxy, admin: admin}
+	r := harness{config: o.config, reqMode: o.reqMode, respMode: o.respMode, routes: o.routes, seed: o.seed, upstream: up}.start(t)
+	return &env{upstream: up, proxy: r.proxyURL, admin: r.adminURL}
 }
 
 func (e *env) post(t *testing.T, path string, body []byte, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.proxy.URL+path, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, e.proxy+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +78,7 @@ func (e *env) lastUpstream(t *testing.T) testenv.RecordedRequest {
 
 func (e *env) metric(t *testing.T, line string) bool {
 	t.Helper()
-	resp, err := http.Get(e.admin.URL + "/metrics")
+	resp, err := http.Get(e.admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,33 +153,9 @@ func checkClamped(t *testing.T, d wire.Dialect, sent []byte, got testenv.Recorde
 			}
 		}
 	}
-	if !slices.EqualFunc(outside(sent, spansOf(before)), outside(got.Body, spansOf(after)), bytes.Equal) {
+	if !slices.EqualFunc(wiretest.Outside(sent, wiretest.ValueSpans(before)), wiretest.Outside(got.Body, wiretest.ValueSpans(after)), bytes.Equal) {
 		t.Fatal("bytes outside the tool results changed")
 	}
-}
-
-func spansOf(c *wire.Conversation) []wire.Span {
-	var s []wire.Span
-	for _, r := range c.Results {
-		for _, tb := range r.Texts {
-			s = append(s, tb.Span)
-		}
-		for _, j := range r.JSON {
-			s = append(s, j.Span)
-		}
-	}
-	slices.SortFunc(s, func(a, b wire.Span) int { return a.Start - b.Start })
-	return s
-}
-
-func outside(body []byte, sp []wire.Span) [][]byte {
-	var out [][]byte
-	prev := 0
-	for _, s := range sp {
-		out = append(out, body[prev:s.Start])
-		prev = s.End
-	}
-	return append(out, body[prev:])
 }
 
 // TestE2EClampInEveryResponseMode is issue 2's acceptance test: OpenAI Chat

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,10 +19,7 @@ import (
 	"time"
 
 	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
-	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc"
 
-	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/testenv"
 )
 
@@ -37,55 +32,10 @@ const nodeClientsConfig = `profiles: {xml: {stream: {xml_tool_calls: true}}}`
 // mode. It returns the stand-in's URL.
 func newClientEnv(t *testing.T, respMode extprocfilterv3.ProcessingMode_BodySendMode, seed int64, scenarios []testenv.Scenario) string {
 	t.Helper()
-	cfg, err := extproc.ParseConfig([]byte(nodeClientsConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := extproc.NewServer(cfg, nil, prometheus.NewRegistry())
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer(extproc.GRPCServerOptions(cfg)...)
-	srv.Register(g)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-
 	up := testenv.NewFakeUpstream()
 	up.SetScript(testenv.ScenarioScript(scenarios))
-	upSrv := httptest.NewServer(up)
-	t.Cleanup(upSrv.Close)
-
-	mode := &extprocfilterv3.ProcessingMode{
-		RequestHeaderMode:  extprocfilterv3.ProcessingMode_SEND,
-		RequestBodyMode:    extprocfilterv3.ProcessingMode_BUFFERED,
-		ResponseHeaderMode: extprocfilterv3.ProcessingMode_SEND,
-		ResponseBodyMode:   respMode,
-	}
-	if respMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
-		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
-	}
-	p, err := testenv.NewProxy(testenv.ProxyConfig{
-		ExtProcAddr:       lis.Addr().String(),
-		UpstreamURL:       upSrv.URL,
-		Mode:              mode,
-		AllowModeOverride: true,
-		MessageTimeout:    20 * time.Second, // generous: the race detector is slow
-		BufferLimit:       32 << 20,
-		Routes: []testenv.RouteOverride{{
-			Prefix:          testenv.XMLPrefix,
-			InitialMetadata: map[string]string{extproc.ProfileMetadataKey: "xml"},
-		}},
-		RequestChunker:  testenv.RandomChunks(seed, 16<<10),
-		ResponseChunker: testenv.RandomChunks(seed+1, 97),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	proxy := httptest.NewServer(p)
-	t.Cleanup(proxy.Close)
-	return proxy.URL
+	h := harness{config: nodeClientsConfig, respMode: respMode, routes: []testenv.RouteOverride{xmlRoute}, seed: seed, upstream: up}
+	return h.start(t).proxyURL
 }
 
 // nodeScenarios loads what the fake upstream plays. $TOOLPROC_SCENARIOS

@@ -10,9 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,10 +22,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
-	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc"
 
-	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/testenv"
 )
 
@@ -53,48 +48,8 @@ func newScenarioEnv(t *testing.T, respMode extprocfilterv3.ProcessingMode_BodySe
 // newHandlerEnv is newScenarioEnv with any upstream handler.
 func newHandlerEnv(t *testing.T, respMode extprocfilterv3.ProcessingMode_BodySendMode, upstream http.Handler) string {
 	t.Helper()
-	cfg, err := extproc.ParseConfig([]byte(scenarioConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := extproc.NewServer(cfg, nil, prometheus.NewRegistry())
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer(extproc.GRPCServerOptions(cfg)...)
-	srv.Register(g)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-	upSrv := httptest.NewServer(upstream)
-	t.Cleanup(upSrv.Close)
-	mode := &extprocfilterv3.ProcessingMode{
-		RequestHeaderMode:  extprocfilterv3.ProcessingMode_SEND,
-		RequestBodyMode:    extprocfilterv3.ProcessingMode_BUFFERED,
-		ResponseHeaderMode: extprocfilterv3.ProcessingMode_SEND,
-		ResponseBodyMode:   respMode,
-	}
-	if respMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
-		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
-	}
-	p, err := testenv.NewProxy(testenv.ProxyConfig{
-		ExtProcAddr:     lis.Addr().String(),
-		UpstreamURL:     upSrv.URL,
-		Mode:            mode,
-		MessageTimeout:  20 * time.Second,
-		BufferLimit:     32 << 20,
-		ResponseChunker: testenv.RandomChunks(int64(respMode), 23),
-		Routes: []testenv.RouteOverride{{
-			Prefix: testenv.XMLPrefix, InitialMetadata: map[string]string{extproc.ProfileMetadataKey: "xml"},
-		}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	proxy := httptest.NewServer(p)
-	t.Cleanup(proxy.Close)
-	return proxy.URL
+	h := harness{config: scenarioConfig, respMode: respMode, routes: []testenv.RouteOverride{xmlRoute}, seed: int64(respMode), upstream: upstream}
+	return h.start(t).proxyURL
 }
 
 func TestSDKClients(t *testing.T) {

@@ -55,28 +55,7 @@ func spans(t *testing.T, ep wire.Endpoint, body []byte) []wire.Span {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s []wire.Span
-	for _, r := range c.Results {
-		for _, tb := range r.Texts {
-			s = append(s, tb.Span)
-		}
-		for _, j := range r.JSON {
-			s = append(s, j.Span)
-		}
-	}
-	slices.SortFunc(s, func(a, b wire.Span) int { return a.Start - b.Start })
-	return s
-}
-
-// outside returns the bytes of body outside the spans, piece by piece.
-func outside(body []byte, sp []wire.Span) [][]byte {
-	var out [][]byte
-	prev := 0
-	for _, s := range sp {
-		out = append(out, body[prev:s.Start])
-		prev = s.End
-	}
-	return append(out, body[prev:])
+	return wiretest.ValueSpans(c)
 }
 
 func TestFixturesGolden(t *testing.T) {
@@ -128,7 +107,7 @@ func TestFixturesGolden(t *testing.T) {
 					t.Fatalf("rewrite broke pairing: %v", err)
 				}
 			}
-			if !slices.EqualFunc(outside(inflated, spans(t, ep, inflated)), outside(out, spans(t, ep, out)), bytes.Equal) {
+			if !slices.EqualFunc(wiretest.Outside(inflated, spans(t, ep, inflated)), wiretest.Outside(out, spans(t, ep, out)), bytes.Equal) {
 				t.Fatal("bytes outside the tool result values changed")
 			}
 			assertWithinLimits(t, ep, out, defaultClamp)

@@ -1,0 +1,100 @@
+package testenv_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"github.com/toolproc/toolproc/extproc"
+	"github.com/toolproc/toolproc/testenv"
+)
+
+// harness is one end-to-end environment: toolproc in-process on a real gRPC
+// listener, the Envoy stand-in configured like envoy/envoy.yaml but with the
+// given body modes, and an upstream.
+type harness struct {
+	config            string // toolproc YAML over the embedded defaults
+	reqMode, respMode extprocfilterv3.ProcessingMode_BodySendMode
+	routes            []testenv.RouteOverride
+	seed              int64 // chunking of request and response bodies
+	upstream          http.Handler
+}
+
+// running is a started harness.
+type running struct {
+	proxyURL string // the stand-in's listener, where clients connect
+	adminURL string // toolproc's admin endpoints (/metrics)
+}
+
+// xmlRoute sends paths under testenv.XMLPrefix to the "xml" profile.
+var xmlRoute = testenv.RouteOverride{
+	Prefix: testenv.XMLPrefix, InitialMetadata: map[string]string{extproc.ProfileMetadataKey: "xml"},
+}
+
+func (h harness) start(t *testing.T) running {
+	t.Helper()
+	cfg, err := extproc.ParseConfig([]byte(h.config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv := extproc.NewServer(cfg, nil, reg)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(extproc.GRPCServerOptions(cfg)...)
+	srv.Register(g)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	var ready atomic.Bool
+	ready.Store(true)
+	admin := httptest.NewServer(extproc.AdminHandler(reg, &ready))
+	t.Cleanup(admin.Close)
+
+	upSrv := httptest.NewServer(h.upstream)
+	t.Cleanup(upSrv.Close)
+
+	reqMode := h.reqMode
+	if reqMode == extprocfilterv3.ProcessingMode_NONE {
+		reqMode = extprocfilterv3.ProcessingMode_BUFFERED // the recommended setting
+	}
+	mode := &extprocfilterv3.ProcessingMode{
+		RequestHeaderMode:  extprocfilterv3.ProcessingMode_SEND,
+		RequestBodyMode:    reqMode,
+		ResponseHeaderMode: extprocfilterv3.ProcessingMode_SEND,
+		ResponseBodyMode:   h.respMode,
+	}
+	// Envoy refuses FULL_DUPLEX_STREAMED without trailer mode SEND (envoy-extproc.md §2).
+	if h.respMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
+	}
+	if reqMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		mode.RequestTrailerMode = extprocfilterv3.ProcessingMode_SEND
+	}
+	p, err := testenv.NewProxy(testenv.ProxyConfig{
+		ExtProcAddr:       lis.Addr().String(),
+		UpstreamURL:       upSrv.URL,
+		Mode:              mode,
+		AllowModeOverride: true,
+		MessageTimeout:    20 * time.Second, // generous: the race detector is slow
+		BufferLimit:       32 << 20,
+		Routes:            h.routes,
+		RequestChunker:    testenv.RandomChunks(h.seed, 16<<10),
+		ResponseChunker:   testenv.RandomChunks(h.seed+1, 97),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	proxy := httptest.NewServer(p)
+	t.Cleanup(proxy.Close)
+	return running{proxyURL: proxy.URL, adminURL: admin.URL}
+}
