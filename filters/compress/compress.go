@@ -1,0 +1,304 @@
+// Package compress holds the strategies that shrink one tool output before it
+// goes to the model: a pass-through, a first-N-words strategy for testing, and
+// the structure-aware default (Structural) that recognises test logs,
+// tracebacks, search hits, file reads, JSON, diffs, directory listings and
+// logs and keeps the lines an agent acts on.
+//
+// The package is pure: strings in, strings and a Report out. No network, no
+// goroutines, no clocks, no state between calls, no map iteration in any
+// output path. The same text and Hint always give the same bytes, which is
+// what keeps a rewritten tool result stable across turns and so keeps the
+// provider's prompt cache warm (compression-quality.md §3.5 rule 2).
+//
+// Every omission is stated in-band with a count, in one of these forms (the
+// ellipsis is U+2026):
+//
+//	[… 412 lines omitted: passing tests …]
+//	[… line repeated 312 times …]
+//	[… 1234 bytes omitted …]         (the middle of one long line or JSON string)
+//	[… 97 items omitted …]           (JSON array elements)
+//	[… 12 keys omitted …]            (JSON object members)
+//	[… 900 words omitted …]          (Simple)
+//
+// Idempotence comes from the markers: a text that already carries one of them
+// has been compressed and is returned unchanged, and every changed output
+// carries at least one. The clamp's own "[… N lines omitted …]" (no reason
+// after a colon) is deliberately not one of them, so clamped text is still
+// compressed.
+package compress
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"github.com/toolproc/toolproc/filters/clamp"
+)
+
+// Kind is what a tool output looks like.
+type Kind string
+
+// The kinds Detect returns.
+const (
+	KindTestLog    Kind = "test_log"
+	KindTraceback  Kind = "traceback"
+	KindSearch     Kind = "search"
+	KindFileRead   Kind = "file_read"
+	KindJSON       Kind = "json"
+	KindDiff       Kind = "diff"
+	KindDirListing Kind = "dir_listing"
+	KindLog        Kind = "log"
+	KindText       Kind = "text"
+)
+
+// Hint is what the tool call says about its output: the tool name and the raw
+// JSON arguments of the call. It never includes later turns, so a result
+// compresses the same way on every turn.
+type Hint struct {
+	ToolName string
+	Args     string
+}
+
+// Strategy compresses one tool output.
+type Strategy interface {
+	Name() string
+	Compress(text string, hint Hint) (out string, rep Report)
+}
+
+// Report says what a strategy did to one tool output.
+type Report struct {
+	Kind                    Kind // empty for Passthrough, which does not look
+	BytesBefore, BytesAfter int
+	LinesBefore, LinesAfter int
+	// Omitted counts input lines that are not in the output. For JSON it
+	// counts omitted array items and object members, and for Simple omitted
+	// words, since lines mean little there.
+	Omitted int
+	Changed bool
+}
+
+// DefaultTargetBytes and DefaultContextLines are the StructuralOptions
+// defaults.
+const (
+	DefaultTargetBytes  = 8192
+	DefaultContextLines = 2
+)
+
+// StructuralOptions tunes the default strategy. Zero values take the defaults.
+type StructuralOptions struct {
+	// TargetBytes is the size to aim for. Outputs at or under it are returned
+	// unchanged. It is an aim, not a cap: lines that carry failing tests,
+	// run summaries and error lines may take up to twice as much.
+	TargetBytes int
+	// ContextLines is how many lines around an error or failure line are
+	// kept with it when the budget allows; negative means none.
+	ContextLines int
+}
+
+func (o StructuralOptions) withDefaults() StructuralOptions {
+	if o.TargetBytes <= 0 {
+		o.TargetBytes = DefaultTargetBytes
+	}
+	if o.ContextLines == 0 {
+		o.ContextLines = DefaultContextLines
+	}
+	return o
+}
+
+// Passthrough returns every output unchanged.
+func Passthrough() Strategy { return passthrough{} }
+
+type passthrough struct{}
+
+func (passthrough) Name() string { return "passthrough" }
+
+func (passthrough) Compress(text string, _ Hint) (string, Report) {
+	return text, unchanged("", text)
+}
+
+// Simple keeps the first words of an output and replaces the rest with a
+// marker, like Context Gateway's test strategy. It is meant for tests that
+// need a predictable, lossy compressor. words <= 0 means 50.
+func Simple(words int) Strategy {
+	if words <= 0 {
+		words = 50
+	}
+	return simple{words: words}
+}
+
+type simple struct{ words int }
+
+func (simple) Name() string { return "simple" }
+
+func (s simple) Compress(text string, hint Hint) (string, Report) {
+	kind := Detect(text, hint)
+	if hasOwnMarker(text) {
+		return text, unchanged(kind, text)
+	}
+	// Find where the words-th word ends, and count all words. The text up
+	// to there is kept as it is, line breaks included.
+	n, end, total := 0, -1, 0
+	inWord := false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			total++
+		}
+		if space && inWord {
+			n++
+			if n == s.words {
+				end = i
+			}
+		}
+		inWord = !space
+	}
+	if end < 0 || total <= s.words {
+		return text, unchanged(kind, text)
+	}
+	omitted := total - s.words
+	out := text[:end] + "\n" + countMarker(omitted, "words")
+	return finish(kind, text, out, omitted)
+}
+
+// Structural is the default strategy: detect the kind of output and keep what
+// matters for it, within opts.TargetBytes where the must-keep lines allow.
+func Structural(opts StructuralOptions) Strategy {
+	return structural{opts: opts.withDefaults()}
+}
+
+type structural struct{ opts StructuralOptions }
+
+func (structural) Name() string { return "structural" }
+
+func (s structural) Compress(text string, hint Hint) (string, Report) {
+	kind := Detect(text, hint)
+	if len(text) <= s.opts.TargetBytes || hasOwnMarker(text) {
+		return text, unchanged(kind, text)
+	}
+	var out string
+	var omitted int
+	switch kind {
+	case KindJSON:
+		var ok bool
+		if out, omitted, ok = s.compressEmbeddedOutput(text, hint); !ok {
+			out, omitted = compressJSON(text, s.opts.TargetBytes)
+		}
+	default:
+		p := newPlan(text, kind, s.opts)
+		switch kind {
+		case KindTestLog, KindTraceback, KindLog, KindText:
+			classifyDiagnostic(p, kind)
+			p.selectGreedy()
+		case KindSearch:
+			classifySearch(p)
+			p.selectGreedy()
+		case KindDirListing:
+			classifyListing(p)
+			p.selectGreedy()
+		case KindDiff:
+			classifyDiff(p)
+			p.critCap = len(text) // file and hunk headers are always kept
+			p.selectGreedy()
+		case KindFileRead:
+			selectFileRead(p)
+		}
+		out, omitted = p.render()
+	}
+	return finish(kind, text, out, omitted)
+}
+
+// compressEmbeddedOutput handles shell tools that return their output
+// wrapped in JSON ({"output": "...", "metadata": {"exit_code": 1}}, or
+// "stdout"/"stderr" members): the long text members are compressed as the
+// text they are (a test log, a diff) and written back as JSON strings, so
+// the result stays valid JSON and the test failures survive. ok is false
+// when the JSON has no such member.
+func (s structural) compressEmbeddedOutput(text string, hint Hint) (string, int, bool) {
+	if commandOf(hint) == "" && !contains(shellTools, strings.ToLower(hint.ToolName)) {
+		return "", 0, false
+	}
+	root := gjson.Parse(text)
+	if !root.IsObject() {
+		return "", 0, false
+	}
+	type field struct {
+		start, end int // the raw string's span in text
+		value      string
+	}
+	var fields []field
+	other := len(text)
+	for _, key := range [...]string{"output", "stdout", "stderr", "combined_output", "aggregated_output"} {
+		v := root.Get(key)
+		if v.Type != gjson.String || v.Index <= 0 || len(v.Raw) < 256 {
+			continue
+		}
+		fields = append(fields, field{v.Index, v.Index + len(v.Raw), v.String()})
+		other -= len(v.Raw)
+	}
+	if len(fields) == 0 {
+		return "", 0, false
+	}
+	slices.SortFunc(fields, func(a, b field) int { return a.start - b.start })
+	// Share what the rest of the JSON leaves of the budget by size.
+	room := max(s.opts.TargetBytes-other, 256)
+	total := 0
+	for _, f := range fields {
+		total += len(f.value)
+	}
+	var b strings.Builder
+	omitted, last := 0, 0
+	for _, f := range fields {
+		opts := s.opts
+		opts.TargetBytes = max(room*len(f.value)/max(total, 1), 128)
+		inner, rep := structural{opts}.Compress(f.value, hint)
+		omitted += rep.Omitted
+		b.WriteString(text[last:f.start])
+		if rep.Changed {
+			b.WriteString(jsonString(inner))
+		} else {
+			b.WriteString(text[f.start:f.end])
+		}
+		last = f.end
+	}
+	b.WriteString(text[last:])
+	return b.String(), omitted, true
+}
+
+// jsonString encodes s as a JSON string, without HTML escaping.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return `""`
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// finish applies the guarantees every strategy gives, whatever went wrong
+// above: the output is strictly smaller, valid UTF-8 when the input was, and
+// carries a marker (so a second pass leaves it alone). Otherwise the input is
+// returned unchanged.
+func finish(kind Kind, text, out string, omitted int) (string, Report) {
+	if out == text || len(out) >= len(text) || !hasOwnMarker(out) ||
+		(!utf8.ValidString(out) && utf8.ValidString(text)) {
+		return text, unchanged(kind, text)
+	}
+	return out, Report{
+		Kind:        kind,
+		BytesBefore: len(text),
+		BytesAfter:  len(out),
+		LinesBefore: clamp.CountLines(text),
+		LinesAfter:  clamp.CountLines(out),
+		Omitted:     omitted,
+		Changed:     true,
+	}
+}
+
+func unchanged(kind Kind, text string) Report {
+	n := clamp.CountLines(text)
+	return Report{Kind: kind, BytesBefore: len(text), BytesAfter: len(text), LinesBefore: n, LinesAfter: n}
+}

@@ -1,0 +1,296 @@
+package compress
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Detect says what a tool output looks like. The tool call decides when it
+// is unambiguous (a file-read tool returns a file, a listing tool a listing);
+// for shell tools the command line narrows it down (pytest, git diff, grep);
+// otherwise, and to confirm, the content decides.
+func Detect(text string, hint Hint) Kind {
+	// JSON first, whatever the tool: a JSON result must stay valid JSON.
+	if looksJSON(text) {
+		return KindJSON
+	}
+	s := scan(text)
+	switch kindFromTool(hint) {
+	case KindFileRead:
+		// A test report or a `go test -json` stream opened with a read
+		// tool is read for its failures.
+		if s.isTest() {
+			return KindTestLog
+		}
+		return KindFileRead
+	case KindSearch:
+		if s.hits > 0 || s.listing() {
+			return KindSearch
+		}
+	case KindDirListing:
+		if s.listing() || s.hits == 0 && s.diagnostics == 0 {
+			return KindDirListing
+		}
+	}
+	switch kindFromCommand(commandOf(hint)) {
+	case KindTestLog:
+		return KindTestLog
+	case KindDiff:
+		if s.isDiff() {
+			return KindDiff
+		}
+	case KindSearch:
+		if s.hits > 0 && !s.isTest() {
+			return KindSearch
+		}
+	case KindDirListing:
+		if !s.isTest() && s.diagnostics == 0 {
+			return KindDirListing
+		}
+	case KindFileRead:
+		if !s.isTest() && !s.isDiff() {
+			return KindFileRead
+		}
+	}
+	return s.kind()
+}
+
+// Tool names by what their output is, lower-cased. Claude Code, Codex,
+// Copilot, OpenClaw, SWE-agent and a few MCP servers; shell tools are
+// recognised separately because their output depends on the command.
+var (
+	readTools = []string{
+		"read", "read_file", "readfile", "view", "view_file", "open", "open_file",
+		"cat", "notebookread", "read_notebook", "get_file_contents", "fs_read", "read_text_file",
+	}
+	searchTools = []string{
+		"grep", "grep_search", "search", "search_dir", "search_file", "ripgrep", "rg",
+		"codebase_search", "text_search", "find_in_files", "search_files", "file_search_content",
+	}
+	listTools = []string{
+		"glob", "ls", "list_dir", "list_directory", "find_file", "file_search", "list_files",
+		"directory_tree", "tree", "list", "find",
+	}
+	shellTools = []string{
+		"bash", "shell", "exec", "exec_command", "run_in_terminal", "run_shell_command",
+		"execute_command", "terminal", "run_command", "command", "local_shell", "container.exec",
+		"sh", "zsh", "powershell", "cmd", "python", "run", "process",
+	}
+)
+
+func kindFromTool(h Hint) Kind {
+	name := strings.ToLower(strings.TrimSpace(h.ToolName))
+	// MCP tools come as "mcp__server__tool"; the last part says what it does.
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		name = name[i+2:]
+	}
+	switch {
+	case name == "":
+		return ""
+	case contains(readTools, name):
+		return KindFileRead
+	case contains(searchTools, name):
+		return KindSearch
+	case contains(listTools, name):
+		return KindDirListing
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// commandOf pulls the command line out of a shell tool's arguments:
+// {"command": "..."} (Claude Code, Copilot, OpenClaw), {"cmd": "..."} or
+// {"command": ["bash","-lc","..."]} (Codex).
+func commandOf(h Hint) string {
+	name := strings.ToLower(h.ToolName)
+	if !contains(shellTools, name) && h.Args == "" {
+		return ""
+	}
+	if h.Args == "" {
+		return ""
+	}
+	if !gjson.Valid(h.Args) {
+		// Some harnesses log the bare command line.
+		return h.Args
+	}
+	for _, key := range [...]string{"command", "cmd", "commandLine", "script", "input"} {
+		v := gjson.Get(h.Args, key)
+		switch {
+		case v.Type == gjson.String:
+			return v.String()
+		case v.IsArray():
+			arr := v.Array()
+			if len(arr) > 0 {
+				return arr[len(arr)-1].String()
+			}
+		}
+	}
+	return ""
+}
+
+// kindFromCommand classifies a shell command line. A test runner anywhere in
+// it wins (the output is a test log even when piped through tail); otherwise
+// the last stage of the last pipeline decides.
+func kindFromCommand(cmd string) Kind {
+	if cmd == "" {
+		return ""
+	}
+	var last Kind
+	for _, seg := range splitCommand(cmd) {
+		k := classifyProgram(seg)
+		if k == KindTestLog {
+			return KindTestLog
+		}
+		if k != "" || seg != "" {
+			last = k
+		}
+	}
+	return last
+}
+
+// splitCommand splits on the shell's list and pipe operators. It is a
+// tokenizer-free approximation; quotes rarely matter for the first word.
+func splitCommand(cmd string) []string {
+	f := func(r rune) bool { return r == '|' || r == ';' || r == '&' || r == '\n' }
+	parts := strings.FieldsFunc(cmd, f)
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+func classifyProgram(seg string) Kind {
+	words := strings.Fields(seg)
+	// Skip environment assignments and wrappers.
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
+			words = words[1:]
+			continue
+		case w == "sudo" || w == "time" || w == "env" || w == "nice" || w == "command" || w == "exec" || w == "stdbuf" || w == "(" || w == "{":
+			words = words[1:]
+			continue
+		case w == "timeout" && len(words) > 1:
+			words = words[2:]
+			continue
+		case w == "cd" || w == "export" || w == "source" || w == "." || w == "set":
+			return ""
+		}
+		break
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	prog := words[0]
+	if strings.HasSuffix(prog, "bin/test") || strings.HasSuffix(prog, "runtests.py") {
+		return KindTestLog // sympy's bin/test, django's tests/runtests.py
+	}
+	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
+		prog = prog[i+1:]
+	}
+	prog = strings.Trim(prog, "'\"()")
+	arg := func(k int) string {
+		if k < len(words) {
+			return strings.Trim(words[k], "'\"")
+		}
+		return ""
+	}
+	hasWord := func(w string) bool {
+		for _, x := range words[1:] {
+			if strings.Trim(x, "'\"") == w {
+				return true
+			}
+		}
+		return false
+	}
+	switch prog {
+	case "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "rspec", "phpunit",
+		"ctest", "gotestsum", "nosetests", "trial", "runtests.py", "karma", "playwright":
+		return KindTestLog
+	case "python", "python3", "python2", "uv", "poetry", "pipenv", "hatch":
+		if hasWord("pytest") || hasWord("unittest") || hasWord("test") || hasWord("tox") ||
+			strings.Contains(seg, "runtests") || strings.Contains(seg, "manage.py test") || strings.Contains(seg, "bin/test") {
+			return KindTestLog
+		}
+		return ""
+	case "go":
+		if arg(1) == "test" || arg(1) == "vet" {
+			return KindTestLog
+		}
+	case "cargo":
+		if arg(1) == "test" || arg(1) == "nextest" {
+			return KindTestLog
+		}
+	case "npm", "pnpm", "yarn", "bun", "npx", "deno":
+		if hasWord("test") || hasWord("jest") || hasWord("vitest") || hasWord("mocha") || strings.HasPrefix(arg(1), "test") || strings.HasPrefix(arg(2), "test") {
+			return KindTestLog
+		}
+	case "make", "gradle", "gradlew", "mvn", "mvnw", "dotnet", "bazel", "mix", "sbt", "swift":
+		if hasWord("test") || hasWord("check") || strings.HasPrefix(arg(1), "test") {
+			return KindTestLog
+		}
+	case "git":
+		switch arg(1) {
+		case "diff", "show", "format-patch", "stash":
+			return KindDiff
+		case "log":
+			if hasWord("-p") || hasWord("--patch") {
+				return KindDiff
+			}
+			return KindLog
+		case "grep":
+			return KindSearch
+		case "ls-files", "ls-tree":
+			return KindDirListing
+		}
+	case "diff":
+		return KindDiff
+	case "grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep", "git-grep":
+		if hasWord("-l") || hasWord("--files-with-matches") || hasWord("-c") {
+			return KindDirListing
+		}
+		return KindSearch
+	case "ls", "tree", "find", "fd", "fdfind", "du", "exa", "eza":
+		return KindDirListing
+	case "cat", "head", "tail", "nl", "bat", "less", "more", "sed", "awk":
+		if prog == "sed" && !hasWord("-n") {
+			return ""
+		}
+		if prog == "awk" {
+			return ""
+		}
+		return KindFileRead
+	case "journalctl", "dmesg", "kubectl", "docker":
+		if prog == "kubectl" || prog == "docker" {
+			if arg(1) == "logs" {
+				return KindLog
+			}
+			return ""
+		}
+		return KindLog
+	}
+	return ""
+}
+
+// looksJSON reports whether the whole text is one JSON value that is an
+// object or an array (a bare string or number is left to the text kinds).
+func looksJSON(text string) bool {
+	t := strings.TrimSpace(text)
+	if len(t) < 2 {
+		return false
+	}
+	if !(t[0] == '{' && t[len(t)-1] == '}') && !(t[0] == '[' && t[len(t)-1] == ']') {
+		return false
+	}
+	return gjson.Valid(t)
+}

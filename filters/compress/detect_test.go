@@ -1,0 +1,133 @@
+package compress
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDetect(t *testing.T) {
+	pytestOut := "============================= test session starts ==============================\n" +
+		"collected 3 items\n\ntests/test_a.py .F.\n\nFAILED tests/test_a.py::test_b - assert 1 == 2\n" +
+		"========================= 1 failed, 2 passed in 0.05s ==========================\n"
+	goTestOut := "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n    b_test.go:12: want 2, got 3\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\texample.com/b\t0.01s\n"
+	cargoOut := "running 2 tests\ntest tests::a ... ok\ntest tests::b ... FAILED\n\nfailures:\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\n"
+	jestOut := "FAIL src/sum.test.js\n  ● sum › adds\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n"
+	diffOut := "diff --git a/x.go b/x.go\nindex 1..2 100644\n--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n"
+	grepOut := "src/a.go:12:func A() {}\nsrc/a.go:40:\treturn A()\nsrc/b/c.go:7:// A is\n"
+	lsOut := "total 12\ndrwxr-xr-x 2 u g 4096 Jan 1 00:00 .\n-rw-r--r-- 1 u g  120 Jan 1 00:00 a.go\n-rw-r--r-- 1 u g  220 Jan 1 00:00 b.go\n"
+	pathsOut := "src/a.go\nsrc/b/c.go\nREADME.md\ndocs/x.md\n"
+	readOut := "     1→package a\n     2→\n     3→func A() {}\n"
+	pyTB := "Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    f()\nValueError: bad\n"
+	goPanic := "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:5 +0x1d\nexit status 2\n"
+	logOut := strings.Repeat("2026-01-01 10:00:00 INFO  started worker\n", 5) + "2026-01-01 10:00:01 ERROR lost connection\n"
+	jsonOut := `{"items":[{"id":1},{"id":2}],"total":2}`
+	junit := `<?xml version="1.0"?>` + "\n" + `<testsuites tests="2" failures="1">` + "\n" + `  <testsuite name="s" tests="2" failures="1">` + "\n" +
+		`    <testcase name="ok" classname="c"/>` + "\n" + `    <testcase name="bad" classname="c">` + "\n" + `      <failure message="boom"/>` + "\n    </testcase>\n  </testsuite>\n</testsuites>\n"
+
+	tests := []struct {
+		name string
+		text string
+		hint Hint
+		want Kind
+	}{
+		// Tool names decide for reads, searches and listings.
+		{"claude Read", readOut, Hint{ToolName: "Read", Args: `{"file_path":"/a.go"}`}, KindFileRead},
+		{"copilot read_file", "package a\n\nfunc A() {}\n", Hint{ToolName: "read_file"}, KindFileRead},
+		{"openclaw read", "package a\n", Hint{ToolName: "read"}, KindFileRead},
+		{"read of a JSON file", jsonOut, Hint{ToolName: "read_file"}, KindJSON},
+		{"read of a junit report", junit, Hint{ToolName: "Read"}, KindTestLog},
+		{"claude Grep", grepOut, Hint{ToolName: "Grep", Args: `{"pattern":"A"}`}, KindSearch},
+		{"copilot grep_search", grepOut, Hint{ToolName: "grep_search"}, KindSearch},
+		{"claude Glob", pathsOut, Hint{ToolName: "Glob"}, KindDirListing},
+		{"claude LS", "- /repo/\n  - a.go\n  - src/\n    - b.go\n", Hint{ToolName: "LS"}, KindDirListing},
+		{"copilot list_dir", "a.go\nsrc/\n", Hint{ToolName: "list_dir"}, KindDirListing},
+		{"mcp tool name", grepOut, Hint{ToolName: "mcp__code__search_files"}, KindSearch},
+		// Shell tools: the command narrows it down.
+		{"claude Bash pytest", pytestOut, bash("cd repo && python -m pytest -q tests"), KindTestLog},
+		{"bash pytest piped to tail", "....F\n1 failed\n", bash("pytest -x | tail -5"), KindTestLog},
+		{"codex shell argv", goTestOut, Hint{ToolName: "shell", Args: `{"command":["bash","-lc","go test ./..."]}`}, KindTestLog},
+		{"codex exec_command", diffOut, Hint{ToolName: "exec_command", Args: `{"cmd":"git diff HEAD~1"}`}, KindDiff},
+		{"copilot run_in_terminal", grepOut, Hint{ToolName: "run_in_terminal", Args: `{"command":"rg -n A src"}`}, KindSearch},
+		{"openclaw exec ls", lsOut, Hint{ToolName: "exec", Args: `{"command":"ls -la"}`}, KindDirListing},
+		{"bash cat", "package a\nfunc A() {}\n", bash("cat a.go"), KindFileRead},
+		{"bash sed -n", "line\n", bash("sed -n 1,20p a.go"), KindFileRead},
+		{"bash grep -l is a listing", pathsOut, bash("grep -rl A ."), KindDirListing},
+		{"env and wrappers", pytestOut, bash("PYTHONPATH=. timeout 60 pytest"), KindTestLog},
+		{"sympy bin/test", "test_a ok\ntest_b F\n tests finished: 1 passed, 1 failed\n", bash("PYTHONWARNINGS='x' bin/test -C a.py"), KindTestLog},
+		{"django runtests", "Ran 3 tests in 0.1s\nOK\n", bash("./tests/runtests.py --verbosity 2 x"), KindTestLog},
+		{"npm test", jestOut, bash("npm test -- --ci"), KindTestLog},
+		{"cargo test", cargoOut, bash("cargo test"), KindTestLog},
+		{"git diff command but no diff", "nothing to commit\n", bash("git diff"), KindText},
+		{"apply_patch output", "Done!\nM src/a.go\n", Hint{ToolName: "apply_patch"}, KindText},
+		// Content alone.
+		{"content pytest", pytestOut, Hint{}, KindTestLog},
+		{"content go test", goTestOut, Hint{}, KindTestLog},
+		{"content cargo", cargoOut, Hint{}, KindTestLog},
+		{"content jest", jestOut, Hint{}, KindTestLog},
+		{"content go test json", `{"Action":"run","Test":"TestA"}` + "\n" + `{"Action":"pass","Test":"TestA"}` + "\n", Hint{}, KindTestLog},
+		{"content diff", diffOut, Hint{}, KindDiff},
+		{"content grep", grepOut, Hint{}, KindSearch},
+		{"content ls -l", lsOut, Hint{}, KindDirListing},
+		{"content paths", pathsOut, Hint{}, KindDirListing},
+		{"content tree", ".\n├── a.go\n└── src\n    └── b.go\n\n1 directory, 2 files\n", Hint{}, KindDirListing},
+		{"content numbered read", readOut, Hint{}, KindFileRead},
+		{"content python traceback", pyTB, Hint{}, KindTraceback},
+		{"content go panic", goPanic, Hint{}, KindTraceback},
+		{"content java", "Exception in thread \"main\" java.lang.IllegalStateException: x\n\tat a.B.c(B.java:3)\n", Hint{}, KindTraceback},
+		{"content log", logOut, Hint{}, KindLog},
+		{"content json", jsonOut, Hint{}, KindJSON},
+		{"content json array", `[1, 2, 3]`, Hint{ToolName: "get_user_details"}, KindJSON},
+		{"content text", "Hello.\nThis is prose.\n", Hint{}, KindText},
+		{"empty", "", Hint{}, KindText},
+		// A test log that prints the patch under test is still a test log.
+		{"test log with a diff in it", diffOut + pytestOut, Hint{}, KindTestLog},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Detect(tc.text, tc.hint); got != tc.want {
+				t.Errorf("Detect = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDetectCorpusFormats checks detection against the format labels of the
+// shared corpus, where it is present.
+func TestDetectCorpusFormats(t *testing.T) {
+	recs := loadRecords(t, corpusDir+"/records.jsonl")
+	want := map[string]Kind{
+		"pytest-log": KindTestLog, "django-test-log": KindTestLog, "sympy-test-log": KindTestLog,
+		"tox-pytest-log": KindTestLog, "go-test-json": KindTestLog, "diff": KindDiff, "json": KindJSON,
+		"file-list": KindDirListing, "junit-xml": KindTestLog, "trx-xml": KindTestLog, "nunit-xml": KindTestLog,
+	}
+	wrong := map[string]int{}
+	total := map[string]int{}
+	for _, r := range recs {
+		k, ok := want[r.Format]
+		out := strings.TrimSpace(r.Output)
+		switch {
+		case !ok || out == "":
+			continue
+		case r.Format == "json" && !strings.HasPrefix(out, "{") && !strings.HasPrefix(out, "["):
+			continue // tau-bench's calculate returns bare numbers such as "255.0"
+		case r.Format == "diff" && !strings.Contains(r.Output, "@@ "):
+			continue // go-diff's header-only edge-case fixtures
+		case strings.HasSuffix(r.Format, "-xml") && !strings.Contains(out, "<testcase") &&
+			!strings.Contains(out, "<UnitTestResult") && !strings.Contains(out, "<test-case"):
+			continue // reports of empty runs
+		}
+		total[r.Format]++
+		if got := Detect(r.Output, r.hint()); got != k {
+			wrong[r.Format]++
+			if wrong[r.Format] <= 20 {
+				t.Logf("%s: %s detected as %s", r.ID, r.Format, got)
+			}
+		}
+	}
+	for f, n := range total {
+		t.Logf("%-16s %3d/%3d detected as %s", f, n-wrong[f], n, want[f])
+		if float64(wrong[f]) > 0.02*float64(n) {
+			t.Errorf("%s: %d of %d misdetected", f, wrong[f], n)
+		}
+	}
+}

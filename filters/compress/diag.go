@@ -1,0 +1,459 @@
+package compress
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// classifyDiagnostic handles the kinds read for what went wrong: test logs,
+// tracebacks, logs and plain text. Critical: run summaries, failing tests,
+// the first occurrence of each error line. High: section headers, source
+// locations, innermost and outermost traceback frames, warnings. Then the
+// output of each failure, context around critical lines, the head and the
+// tail; passing tests and shell traces last.
+func classifyDiagnostic(p *plan, kind Kind) {
+	p.cleanView()
+	if kind == KindTestLog && isGoTestJSON(p.view) {
+		classifyGoTestJSON(p)
+		return
+	}
+	test := kind == KindTestLog
+	logKind := kind == KindLog || kind == KindText
+	catPass := p.category("passing tests")
+	catTrace := p.category("shell trace")
+	catFrames := p.category("traceback frames")
+	p.frameCat = int(catFrames)
+	catRepeat := p.category("repeated errors")
+	catPassXML := p.category("passing test cases")
+	const catOut = 0
+
+	seenErr := make(map[string]struct{})
+	seenLoc := make(map[string]struct{})
+	lastCase := -1    // the last opening <testcase> of an XML report
+	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
+	for i, l := range p.view {
+		if test {
+			if title := ruleTitle(l, '='); title != "" {
+				inPasses = title == "PASSES"
+			}
+			switch xmlTestClass(l) {
+			case xmlFail:
+				p.set(i, tierCritical, 1, catOut)
+				if lastCase >= 0 {
+					p.raise(lastCase, tierCritical, 1)
+					lastCase = -1
+				}
+				continue
+			case xmlSummary:
+				p.set(i, tierCritical, 0, catOut)
+				continue
+			case xmlPass:
+				p.set(i, tierNoise, 0, catPassXML)
+				continue
+			case xmlCase:
+				lastCase = i
+				p.set(i, tierFill, 0, catOut)
+				continue
+			}
+		}
+		switch {
+		case l == "":
+			continue
+		case looksLikeMarker(l):
+			p.set(i, tierCritical, 0, catOut)
+		case test && isSummaryLine(l):
+			p.set(i, tierCritical, 0, catOut)
+		case test && isFailingTest(l):
+			p.set(i, tierCritical, 1, catOut)
+		case isChainNotice(l):
+			p.set(i, tierCritical, 2, catOut)
+		case isErrorLine(l) || logKind && isLogError(l) || !test && isExitNotice(strings.TrimSpace(l)):
+			key := collapseSpace(l)
+			if _, dup := seenErr[key]; dup {
+				if strings.HasPrefix(key, "Traceback (most recent call last)") {
+					// Each traceback's header frames its block.
+					p.set(i, tierHigh, 0, catOut)
+				} else {
+					p.set(i, tierFill, 0, catRepeat)
+				}
+			} else {
+				seenErr[key] = struct{}{}
+				p.set(i, tierCritical, 2, catOut)
+			}
+		case test && isPassingTest(l):
+			if strings.HasPrefix(l, "SKIPPED") && location(l) != "" {
+				// "SKIPPED [1] tests/x.py:12: needs pint": why, and where.
+				p.set(i, tierFill, 1, catPass)
+			} else {
+				p.set(i, tierNoise, 0, catPass)
+			}
+		case test && isShellTrace(l):
+			p.set(i, tierNoise, 0, catTrace)
+		case inPasses:
+			p.set(i, tierNoise, 0, catPass)
+		case test && (isSectionStart(l) || strings.HasSuffix(trimRight(l), "[FAIL]")):
+			p.set(i, tierHigh, 0, catOut)
+		case test && isProgressLine(l):
+			p.set(i, tierNoise, 0, catPass)
+		default:
+			if loc := location(l); loc != "" {
+				if _, dup := seenLoc[loc]; !dup {
+					seenLoc[loc] = struct{}{}
+					p.set(i, tierHigh, 0, catOut)
+				}
+			} else if logKind && isWarnLine(l) {
+				p.set(i, tierHigh, 1, catOut)
+			}
+		}
+	}
+	rankFrames(p, catFrames)
+	if test {
+		rankSections(p)
+		rankGoTests(p, catPass)
+	}
+	p.smoothNoise()
+	p.foldRepeats()
+	p.addContext(tierCritical)
+	p.headTail(5, 10)
+	p.fillRanks()
+}
+
+// isProgressLine matches pytest's dot lines ("tests/x.py ....s.. [ 40%]");
+// lines with F or E in the dots are failures and stay.
+func isProgressLine(l string) bool {
+	t := trimRight(l)
+	if !strings.HasSuffix(t, "%]") {
+		return false
+	}
+	i := strings.LastIndexByte(t, '[')
+	if i < 0 {
+		return false
+	}
+	body := strings.TrimSpace(t[:i])
+	if sp := strings.LastIndexByte(body, ' '); sp >= 0 {
+		body = body[sp+1:]
+	}
+	return !strings.ContainsAny(body, "FE")
+}
+
+// rankSections lifts the output of each failure report (from its header to
+// the next header or banner) to tierContext, ranked by distance from the
+// nearer end of its section, so the budget goes to the start and end of
+// every report before the middle of any; earlier reports first on ties.
+func rankSections(p *plan) {
+	n := len(p.lines)
+	sec := 0
+	for i := 0; i < n; i++ {
+		if !isSectionStart(p.view[i]) || p.cls[i].tier == tierNoise {
+			continue
+		}
+		j := i + 1
+		for j < n && !isSectionStart(p.view[j]) && !isSectionEnd(p.view[j]) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
+			j++
+		}
+		for k := i + 1; k < j; k++ {
+			if p.cls[k].tier >= tierContext && p.cls[k].tier != tierNever {
+				d := min(k-i, j-1-k)
+				p.cls[k].tier = tierContext
+				p.cls[k].rank = int32(min(d+2*sec, 1<<30))
+			}
+		}
+		sec++
+		i = j - 1
+	}
+}
+
+// rankFrames finds traceback frame blocks and ranks their frames by distance
+// from the innermost one, the outermost frame right after it: Python prints
+// the innermost frame last, Java, JavaScript and Go first.
+func rankFrames(p *plan, cat uint8) {
+	n := len(p.lines)
+	for i := 0; i < n; i++ {
+		l := p.view[i]
+		t := trimLeft(l)
+		switch {
+		case strings.HasPrefix(t, "Traceback (most recent call last)"):
+			// Frames: `  File "x", line n, in f` plus indented code lines,
+			// until a line at the traceback's own indentation.
+			indent := len(l) - len(t)
+			var frames []int
+			j := i + 1
+			for ; j < n; j++ {
+				lj := p.view[j]
+				tj := trimLeft(lj)
+				if tj == "" {
+					continue
+				}
+				if len(lj)-len(tj) <= indent && !strings.HasPrefix(tj, "File \"") {
+					break
+				}
+				if strings.HasPrefix(tj, "File \"") {
+					frames = append(frames, j)
+				}
+			}
+			rankBlock(p, frames, j, false, cat)
+			i = j - 1
+		case strings.HasPrefix(t, "at ") && len(t) > 3 && (strings.HasSuffix(t, ")") || strings.Contains(t, ":")):
+			// Java / JavaScript stacks, innermost first.
+			var frames []int
+			j := i
+			for ; j < n; j++ {
+				tj := trimLeft(p.view[j])
+				if strings.HasPrefix(tj, "at ") {
+					frames = append(frames, j)
+					continue
+				}
+				if strings.HasPrefix(tj, "... ") && strings.HasSuffix(tj, " more") {
+					continue
+				}
+				break
+			}
+			rankBlock(p, frames, j, true, cat)
+			i = j - 1
+		case strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(trimRight(l), "]:"):
+			// Go: "pkg.fn(...)" then "\t/path/file.go:12 +0x1d", innermost first.
+			var frames []int
+			j := i + 1
+			for ; j < n; j++ {
+				lj := p.view[j]
+				if strings.TrimSpace(lj) == "" || strings.HasPrefix(lj, "goroutine ") {
+					break
+				}
+				if strings.HasPrefix(lj, "\t") {
+					frames = append(frames, j)
+				}
+			}
+			rankBlock(p, frames, j, true, cat)
+			i = j - 1
+		}
+	}
+}
+
+// rankBlock ranks the frames of one block (frame lines in order; end is the
+// line after the block). Each frame's other lines (code, function name) get
+// the same tier and rank, so a frame is kept whole or not at all.
+func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
+	nf := len(frames)
+	// Recursion repeats frames: a frame whose line was already seen nearer
+	// the innermost end ranks after every distinct frame.
+	seen := make(map[string]bool, nf)
+	repeat := make([]bool, nf)
+	for x := range nf {
+		k := x
+		if !innermostFirst {
+			k = nf - 1 - x
+		}
+		key := strings.TrimSpace(p.view[frames[k]])
+		repeat[k] = seen[key]
+		seen[key] = true
+	}
+	for k, f := range frames {
+		d := k
+		if !innermostFirst {
+			d = nf - 1 - k
+		}
+		if d == nf-1 && nf > 2 {
+			d = 1 // the outermost frame: where the call came from
+		}
+		t := tierHigh
+		if repeat[k] {
+			t = tierFill
+		}
+		// Frame lines take the frame's place, whatever a location rule
+		// gave them; only critical lines keep theirs.
+		if p.cls[f].tier != tierCritical {
+			p.set(f, t, d+1, cat)
+		}
+		// The lines that belong to this frame.
+		from, to := f+1, end
+		if k+1 < nf {
+			to = frames[k+1]
+		}
+		if innermostFirst {
+			// Go prints the function line before its file line.
+			from, to = f-1, f
+			if from < 0 || (k > 0 && from == frames[k-1]) {
+				continue
+			}
+		}
+		for x := from; x < to && x < len(p.cls); x++ {
+			if p.cls[x].tier >= tierHigh && p.cls[x].tier != tierNever {
+				p.set(x, t, d+1, cat)
+			}
+		}
+	}
+}
+
+// isGoTestJSON reports whether most lines are `go test -json` events.
+func isGoTestJSON(lines []string) bool {
+	n, ev := 0, 0
+	for _, l := range lines[:min(len(lines), 200)] {
+		if l == "" {
+			continue
+		}
+		n++
+		if strings.HasPrefix(l, "{") && strings.Contains(l, "\"Action\":\"") {
+			ev++
+		}
+	}
+	return n > 0 && ev*2 > n
+}
+
+// classifyGoTestJSON ranks `go test -json` events: fail events and the output
+// of failed tests first, package results next, then the rest; passing tests'
+// events are noise.
+func classifyGoTestJSON(p *plan) {
+	catPass := p.category("passing tests")
+	catEvents := p.category("test events")
+	const catOut = 0
+	type key struct{ pkg, test string }
+	failed := make(map[key]bool)
+	for _, l := range p.view {
+		if !strings.Contains(l, "\"fail\"") {
+			continue
+		}
+		r := gjson.GetMany(l, "Action", "Package", "Test")
+		if r[0].String() == "fail" {
+			failed[key{r[1].String(), r[2].String()}] = true
+			// A failed subtest means its parents failed too.
+			t := r[2].String()
+			for {
+				i := strings.LastIndexByte(t, '/')
+				if i < 0 {
+					break
+				}
+				t = t[:i]
+				failed[key{r[1].String(), t}] = true
+			}
+		}
+	}
+	pos := make(map[key]int)
+	seenErr := make(map[string]struct{})
+	for i, l := range p.view {
+		if l == "" {
+			continue
+		}
+		r := gjson.GetMany(l, "Action", "Package", "Test", "Output")
+		action, test := r[0].String(), r[2].String()
+		k := key{r[1].String(), test}
+		switch action {
+		case "fail":
+			p.set(i, tierCritical, 0, catOut)
+		case "pass", "skip":
+			if test == "" {
+				p.set(i, tierCritical, 0, catOut)
+			} else {
+				p.set(i, tierNoise, 0, catPass)
+			}
+		case "output":
+			out := r[3].String()
+			switch {
+			case isSummaryLine(out) || isFailingTest(out):
+				p.set(i, tierCritical, 1, catOut)
+			case test != "" && !failed[k]:
+				if isErrorLine(trimLeft(out)) || location(out) != "" {
+					// A passing test's log line about an error or a
+					// place in the code: after everything else of value.
+					p.set(i, tierFill, 1, catPass)
+				} else {
+					p.set(i, tierNoise, 0, catPass)
+				}
+			case isErrorLine(trimLeft(out)):
+				key := collapseSpace(out)
+				if _, dup := seenErr[key]; dup {
+					p.set(i, tierContext, pos[k], catOut)
+				} else {
+					seenErr[key] = struct{}{}
+					p.set(i, tierCritical, 2, catOut)
+				}
+			case isPassingTest(out):
+				p.set(i, tierNoise, 0, catPass)
+			case location(out) != "":
+				p.set(i, tierHigh, pos[k], catOut)
+			case test != "":
+				p.set(i, tierContext, pos[k], catOut)
+			default:
+				p.set(i, tierFill, 0, catOut)
+			}
+			pos[k]++
+		default:
+			p.set(i, tierNoise, 0, catEvents)
+		}
+	}
+	p.headTail(2, 4)
+	p.fillRanks()
+}
+
+// isChainNotice matches the lines that link chained exceptions.
+func isChainNotice(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "The above exception was the direct cause") ||
+		strings.HasPrefix(t, "During handling of the above exception") ||
+		strings.HasPrefix(t, "Caused by:") || strings.HasPrefix(t, "Suppressed:")
+}
+
+// rankGoTests attributes the lines of `go test -v` output to their tests:
+// between "=== RUN X" (or "=== CONT X") and the next "=== " or "--- " line,
+// or prefixed "X: file_test.go:12: msg". A failed test's lines are raised to
+// tierHigh (in -v mode Go prints them before "--- FAIL: X"); a passing
+// test's lines become noise.
+func rankGoTests(p *plan, catPass uint8) {
+	failed := make(map[string]bool)
+	for _, l := range p.view {
+		t := trimLeft(l)
+		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
+			if f := strings.Fields(name); len(f) > 0 {
+				failed[f[0]] = true
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	isFailed := func(name string) bool {
+		for name != "" {
+			if failed[name] {
+				return true
+			}
+			i := strings.LastIndexByte(name, '/')
+			if i < 0 {
+				break
+			}
+			name = name[:i]
+		}
+		return false
+	}
+	current := ""
+	pos := 0
+	for i, l := range p.view {
+		t := trimLeft(l)
+		if strings.HasPrefix(t, "=== ") {
+			f := strings.Fields(t)
+			current, pos = "", 0
+			if len(f) >= 3 && (f[1] == "RUN" || f[1] == "CONT" || f[1] == "NAME") {
+				current = f[2]
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "--- ") {
+			current = ""
+			continue
+		}
+		name := current
+		if c := strings.Index(t, ": "); c > 0 && strings.HasPrefix(t, "Test") && !strings.ContainsAny(t[:c], " \t") {
+			name = t[:c] // "TestX/sub: x_test.go:12: msg"
+		}
+		if name == "" || p.cls[i].tier == tierCritical {
+			continue
+		}
+		if isFailed(name) {
+			if p.cls[i].tier > tierHigh {
+				p.set(i, tierHigh, pos, p.cls[i].cat)
+			}
+			pos++
+		} else {
+			p.set(i, tierNoise, 0, catPass)
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package compress
+
+import (
+	"index/suffixarray"
+	"regexp"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Fact extraction for the quality harness, following the v1 extractor table
+// of docs compression-quality.md §3.2 (a). It is written independently of the
+// compressor's own line predicates (regular expressions here, hand-written
+// matchers there) so that the measurement does not just echo the
+// implementation.
+
+type factClass string
+
+const (
+	factT factClass = "T" // failing test IDs
+	factS factClass = "S" // run summaries
+	factE factClass = "E" // error lines
+	factX factClass = "X" // exception types in error lines
+	factL factClass = "L" // file:line locations
+	factP factClass = "P" // paths in listings and search results
+	factJ factClass = "J" // JSON key paths (top two levels) and id/status/error/... values
+	factD factClass = "D" // diff file and hunk headers
+)
+
+var factClasses = []factClass{factT, factS, factE, factX, factL, factP, factJ, factD}
+
+// factWeight is the §3.2 weight of each class in the weighted score FRS.
+var factWeight = map[factClass]float64{factT: 3, factS: 3, factE: 3, factX: 2, factL: 2, factP: 1, factJ: 1, factD: 2}
+
+type fact struct {
+	class factClass
+	text  string // normalized: whitespace collapsed
+	path  string // L only
+	line  string // L only
+}
+
+var (
+	reT = []*regexp.Regexp{
+		regexp.MustCompile(`^(?:FAILED|ERROR) \S+`),                           // pytest short summary
+		regexp.MustCompile(`^(?:FAIL|ERROR): \S+ \([\w.]+\)`),                 // unittest / django
+		regexp.MustCompile(`--- FAIL: \S+`),                                   // go
+		regexp.MustCompile(`^\s*(?:✕|●) .+$`),                                 // jest
+		regexp.MustCompile(`^\w+ \([\w.]+\) \.\.\. (?:FAIL|ERROR)$`),          // unittest -v
+		regexp.MustCompile(`^test_\w+ [FE]$`),                                 // sympy bin/test
+		regexp.MustCompile(`^test \S+ \.\.\. FAILED$`),                        // cargo
+		regexp.MustCompile(`\S+::\S+ (?:FAILED|ERROR)(?: \[\s*\d+%\])?$`),     // pytest -v
+		regexp.MustCompile(`"Action":"fail","Package":"[^"]+","Test":"[^"]+`), // go test -json
+	}
+	reS = []*regexp.Regexp{
+		regexp.MustCompile(`\d+ (?:failed|passed|errors?)\b[^=\n]* in [\d.]+s`),
+		regexp.MustCompile(`^Ran \d+ tests? in [\d.]+s`),
+		regexp.MustCompile(`^FAILED \((?:failures|errors|skipped)=[^)]*\)`),
+		regexp.MustCompile(`^OK(?: \([^)]*\))?$`),
+		regexp.MustCompile(`^(?:ok|FAIL)\s+\S+\s+[\d.]+s`),
+		regexp.MustCompile(`^(?:PASS|FAIL)$`),
+		regexp.MustCompile(`tests finished: .*`),
+		regexp.MustCompile(`^Tests:\s+.*`),
+		regexp.MustCompile(`test result: .*`),
+		regexp.MustCompile(`(?i)exit (?:status|code):? [1-9]\d*`),
+	}
+	reE = []*regexp.Regexp{
+		regexp.MustCompile(`Traceback \(most recent call last\)`),
+		regexp.MustCompile(`\w+(?:Error|Exception):`),
+		regexp.MustCompile(`\berror[:\[]`),
+		regexp.MustCompile(`\bfatal:`),
+		regexp.MustCompile(`\bpanic:`),
+		regexp.MustCompile(`^E\s`),
+		regexp.MustCompile(`Segmentation fault`),
+		regexp.MustCompile(`(?i)exit (?:status|code):? [1-9]\d*`),
+	}
+	reX  = regexp.MustCompile(`\b[A-Z]\w*(?:Error|Exception|Warning)\b`)
+	reLp = regexp.MustCompile(`File "([^"]+)", line (\d+)`)
+	reLg = regexp.MustCompile(`([\w./\\-]+\.[A-Za-z]\w{0,7}):(\d+)`)
+)
+
+// extractFacts returns the distinct facts of a tool output.
+func extractFacts(text string, kind Kind) []fact {
+	seen := make(map[string]bool)
+	var out []fact
+	add := func(f fact) {
+		k := string(f.class) + "\x00" + f.text
+		if f.text == "" || seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	lines := strings.Split(text, "\n")
+	for _, l := range lines {
+		l = strings.TrimRight(l, "\r")
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		for _, re := range reT {
+			if m := re.FindString(l); m != "" {
+				add(fact{class: factT, text: collapseSpace(m)})
+				break
+			}
+		}
+		for _, re := range reS {
+			if m := re.FindString(l); m != "" {
+				add(fact{class: factS, text: collapseSpace(m)})
+				break
+			}
+		}
+		if kind != KindJSON && len(l) < 400 {
+			for _, re := range reE {
+				if re.MatchString(l) {
+					add(fact{class: factE, text: collapseSpace(l)})
+					for _, x := range reX.FindAllString(l, -1) {
+						add(fact{class: factX, text: x})
+					}
+					break
+				}
+			}
+		}
+		if len(l) < 4000 {
+			for _, m := range reLp.FindAllStringSubmatch(l, -1) {
+				add(fact{class: factL, text: m[1] + ":" + m[2], path: m[1], line: m[2]})
+			}
+			for _, m := range reLg.FindAllStringSubmatch(l, -1) {
+				add(fact{class: factL, text: m[1] + ":" + m[2], path: m[1], line: m[2]})
+			}
+		}
+		switch kind {
+		case KindSearch:
+			if p, _, _ := parseHit(l); p != "" {
+				add(fact{class: factP, text: p})
+			}
+		case KindDirListing:
+			if isPathLine(l) {
+				add(fact{class: factP, text: strings.TrimSpace(l)})
+			}
+		case KindDiff:
+			if strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "@@ ") {
+				add(fact{class: factD, text: collapseSpace(l)})
+			}
+		}
+	}
+	if kind == KindJSON {
+		root := gjson.Parse(text)
+		var walk func(v gjson.Result, depth int)
+		walk = func(v gjson.Result, depth int) {
+			if depth > 2 {
+				return
+			}
+			if v.IsArray() {
+				// The keys of the first element stand for the array.
+				arr := v.Array()
+				if len(arr) > 0 {
+					walk(arr[0], depth)
+				}
+				return
+			}
+			v.ForEach(func(k, val gjson.Result) bool {
+				add(fact{class: factJ, text: k.Raw})
+				switch k.String() {
+				case "id", "status", "error", "message", "code", "name":
+					if !val.IsObject() && !val.IsArray() && len(val.Raw) < 200 {
+						add(fact{class: factJ, text: k.Raw + "=" + val.Raw})
+					}
+				}
+				if val.IsObject() || val.IsArray() {
+					walk(val, depth+1)
+				}
+				return true
+			})
+		}
+		walk(root, 1)
+	}
+	return out
+}
+
+// matcher answers "does this fact survive in out" for many facts: with many
+// facts to look up, substring search goes through a suffix array.
+type matcher struct {
+	out, collapsed string
+	idx            *suffixarray.Index
+}
+
+func newMatcher(out string, facts int) *matcher {
+	m := &matcher{out: out, collapsed: collapseSpace(out)}
+	if facts > 64 {
+		m.idx = suffixarray.New([]byte(m.collapsed))
+	}
+	return m
+}
+
+func (m *matcher) contains(s string) bool {
+	if m.idx != nil {
+		return len(m.idx.Lookup([]byte(s), 1)) > 0
+	}
+	return strings.Contains(m.collapsed, s)
+}
+
+func (m *matcher) survives(f fact) bool {
+	if f.class != factL && f.class != factJ {
+		return m.contains(f.text)
+	}
+	return survives(f, m.collapsed, m.out)
+}
+
+// survives applies the §3.2 (b) matching rule to one fact and a compressed
+// output (also given whitespace-collapsed).
+func survives(f fact, collapsed, out string) bool {
+	switch f.class {
+	case factL:
+		// Path and line number on the same output line, so grouped forms
+		// ("a.go at lines 12, 40") count.
+		for off := 0; ; {
+			i := strings.Index(out[off:], f.path)
+			if i < 0 {
+				return false
+			}
+			a := off + i
+			start := strings.LastIndexByte(out[:a], '\n') + 1
+			end := strings.IndexByte(out[a:], '\n')
+			if end < 0 {
+				end = len(out)
+			} else {
+				end += a
+			}
+			if hasNumberToken(out[start:end], f.line) {
+				return true
+			}
+			off = end
+			if off >= len(out) {
+				return false
+			}
+		}
+	case factJ:
+		if k, v, ok := strings.Cut(f.text, "="); ok {
+			return strings.Contains(out, k) && strings.Contains(out, v)
+		}
+		return strings.Contains(out, f.text)
+	}
+	return strings.Contains(collapsed, f.text)
+}
+
+// hasNumberToken reports whether n occurs in l with no digit on either side.
+func hasNumberToken(l, n string) bool {
+	for off := 0; ; {
+		i := strings.Index(l[off:], n)
+		if i < 0 {
+			return false
+		}
+		a := off + i
+		z := a + len(n)
+		if (a == 0 || !isDigit(l[a-1])) && (z == len(l) || !isDigit(l[z])) {
+			return true
+		}
+		off = a + 1
+	}
+}

@@ -1,0 +1,112 @@
+package compress
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"github.com/toolproc/toolproc/filters/clamp"
+)
+
+// fuzzSeeds are short inputs of every kind, plus the start of every
+// testdata sample, with the tool names that steer detection.
+func fuzzSeeds(f *testing.F) []struct{ text, tool, args string } {
+	seeds := []struct{ text, tool, args string }{
+		{"FAILED tests/a.py::t - x\n=== 1 failed in 0.1s ===\n", "Bash", `{"command":"pytest"}`},
+		{"=== RUN   TestA\n--- FAIL: TestA (0.00s)\n    a_test.go:3: no\nFAIL\tx\t0.1s\n", "shell", `{"command":["bash","-lc","go test ./..."]}`},
+		{"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    x()\nNameError: x\n", "", ""},
+		{"goroutine 1 [running]:\nmain.main()\n\t/a/main.go:5 +0x1d\n", "", ""},
+		{"a.go:1:x\na.go:2:y\nb.go:3-z\n--\n", "Grep", "{}"},
+		{"     1→package a\n     2→func A() {}\n", "Read", `{"file_path":"a.go"}`},
+		{`{"a":[1,2,3,{"b":"c\u00e9\"\\"}],"d":null}`, "http", ""},
+		{"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n", "Bash", `{"command":"git diff"}`},
+		{"total 8\ndrwxr-xr-x 2 u g 4096 Jan 1 .\n-rw-r--r-- 1 u g 1 Jan 1 a\n", "LS", ""},
+		{".\n├── a\n│   └── b\n└── c\n", "", ""},
+		{"2026-01-01 00:00:00 ERROR x\n2026-01-01 00:00:00 ERROR x\n2026-01-01 00:00:00 ERROR x\n", "", ""},
+		{"[… 3 lines omitted: x …]\n[… 12 lines omitted …]\n", "", ""},
+		{"\xff\xfe[… \x80", "", ""},
+		{"é中🙂\r\n\r\n\x1b[31mE   boom\x1b[0m\n", "", ""},
+	}
+	entries, _ := os.ReadDir("testdata")
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("testdata", e.Name()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, struct{ text, tool, args string }{string(b[:min(len(b), 6000)]), "", ""})
+	}
+	return seeds
+}
+
+// checkFuzzOutput holds every strategy to its promises on any input.
+func checkFuzzOutput(t *testing.T, s Strategy, text string, h Hint, wantJSON bool) {
+	out, rep := s.Compress(text, h)
+	if len(out) > len(text) {
+		t.Fatalf("grew: %d -> %d", len(text), len(out))
+	}
+	if utf8.ValidString(text) && !utf8.ValidString(out) {
+		t.Fatalf("invalid UTF-8 from valid input: %q", out)
+	}
+	if again, rep2 := s.Compress(text, h); again != out || rep2 != rep {
+		t.Fatalf("not deterministic")
+	}
+	if twice, rep3 := s.Compress(out, h); twice != out || rep3.Changed {
+		t.Fatalf("not idempotent:\n%q\n->\n%q", out, twice)
+	}
+	if rep.Changed != (out != text) || rep.BytesBefore != len(text) || rep.BytesAfter != len(out) ||
+		rep.LinesBefore != clamp.CountLines(text) || rep.LinesAfter != clamp.CountLines(out) {
+		t.Fatalf("report %+v does not match", rep)
+	}
+	if rep.Changed && !hasOwnMarker(out) {
+		t.Fatalf("changed without a marker")
+	}
+	if wantJSON && rep.Changed && rep.Kind == KindJSON && !gjson.Valid(out) {
+		t.Fatalf("JSON in, invalid JSON out: %q", out)
+	}
+}
+
+func FuzzStructural(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s.text, s.tool, s.args, 256)
+	}
+	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
+		// Small targets exercise the cutting; the default exercises the
+		// pass-through of small outputs.
+		if target < 0 {
+			target = -target
+		}
+		target %= 4096
+		s := Structural(StructuralOptions{TargetBytes: target, ContextLines: target%5 - 1})
+		h := Hint{ToolName: tool, Args: args}
+		checkFuzzOutput(t, s, text, h, true)
+		if rep := Detect(text, h); rep == "" {
+			t.Fatalf("empty kind")
+		}
+		if strings.Contains(text, "\x00") {
+			return
+		}
+		// Faithfulness and counts, for line kinds.
+		out, rep := s.Compress(text, h)
+		if rep.Changed && rep.Kind != KindJSON {
+			if err := faithful(text, out, rep); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func FuzzSimple(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s.text, 5)
+	}
+	f.Fuzz(func(t *testing.T, text string, words int) {
+		words %= 200
+		checkFuzzOutput(t, Simple(words), text, Hint{}, false)
+	})
+}

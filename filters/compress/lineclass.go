@@ -1,0 +1,477 @@
+package compress
+
+import (
+	"strings"
+)
+
+// Line predicates shared by detection and the classifiers. They are written
+// by hand rather than as regular expressions: they run on every line of
+// megabyte outputs and most lines are rejected on their first bytes.
+
+func trimLeft(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
+}
+
+func trimRight(s string) string {
+	j := len(s)
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t' || s[j-1] == '\r') {
+		j--
+	}
+	return s[:j]
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// collapseSpace is the whitespace-normalized form of a line, the key used to
+// recognise a repeated error line.
+func collapseSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isShellTrace matches `set -x` trace lines: "+ cmd", "++ cmd".
+func isShellTrace(l string) bool {
+	i := 0
+	for i < len(l) && l[i] == '+' {
+		i++
+	}
+	return i > 0 && i < len(l) && l[i] == ' ' && !strings.HasPrefix(l, "+++ ")
+}
+
+// isRule matches separator lines: "=====", "-----", "_____" (10 or more).
+func isRule(l string) bool {
+	t := strings.TrimSpace(l)
+	if len(t) < 10 {
+		return false
+	}
+	c := t[0]
+	if c != '=' && c != '-' && c != '_' && c != '*' && c != '~' {
+		return false
+	}
+	for i := 1; i < len(t); i++ {
+		if t[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleTitle returns the title of a "==== title ====" or "____ title ____"
+// banner, or "" when l is not one.
+func ruleTitle(l string, c byte) string {
+	t := strings.TrimSpace(l)
+	if len(t) < 7 || t[0] != c || t[len(t)-1] != c {
+		return ""
+	}
+	i, j := 0, len(t)
+	for i < j && t[i] == c {
+		i++
+	}
+	for j > i && t[j-1] == c {
+		j--
+	}
+	if i < 3 || len(t)-j < 3 {
+		return ""
+	}
+	return strings.TrimSpace(t[i:j])
+}
+
+// isSummaryLine matches run summaries of the common test runners.
+func isSummaryLine(l string) bool {
+	t := strings.TrimSpace(l)
+	if t == "" {
+		return false
+	}
+	if title := ruleTitle(t, '='); title != "" {
+		// pytest: "==== 3 failed, 10 passed in 1.2s ====", "no tests ran".
+		if strings.Contains(title, " in ") && (strings.Contains(title, "passed") || strings.Contains(title, "failed") ||
+			strings.Contains(title, "error") || strings.Contains(title, "skipped") || strings.Contains(title, "deselected") ||
+			strings.Contains(title, "xfailed") || strings.Contains(title, "warning")) || strings.Contains(title, "no tests ran") ||
+			strings.HasPrefix(title, "tests finished") {
+			return true
+		}
+		return false
+	}
+	switch {
+	case strings.HasPrefix(t, "Ran ") && strings.Contains(t, " test"): // unittest
+		return true
+	case t == "OK" || strings.HasPrefix(t, "OK (") || strings.HasPrefix(t, "FAILED (") || t == "FAILED":
+		return true
+	case t == "PASS" || t == "FAIL": // go test
+		return true
+	case (strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "ok\t")) && len(strings.Fields(t)) >= 2: // go test package
+		return true
+	case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "FAIL ") && len(strings.Fields(t)) >= 2 && !strings.HasPrefix(t, "FAIL: "):
+		return true
+	case strings.HasPrefix(t, "tests finished:"), strings.HasPrefix(t, "DO *NOT* COMMIT"): // sympy bin/test
+		return true
+	case strings.HasPrefix(t, "Tests:"), strings.HasPrefix(t, "Test Suites:"), strings.HasPrefix(t, "Snapshots:"),
+		strings.HasPrefix(t, "Test Files "): // jest, vitest
+		return true
+	case strings.HasPrefix(t, "test result:"): // cargo
+		return true
+	case strings.HasPrefix(t, "error: test failed"), strings.HasPrefix(t, "error: could not compile"):
+		return true
+	case strings.Contains(t, " examples, ") && strings.Contains(t, " failure"): // rspec
+		return true
+	case strings.HasPrefix(t, "Tests: ") && strings.Contains(t, "Assertions:"): // phpunit
+		return true
+	}
+	// mocha: "12 passing (3s)", "2 failing", "1 pending".
+	if d := digits(t); d > 0 && d < len(t) {
+		rest := t[d:]
+		if strings.HasPrefix(rest, " passing") || strings.HasPrefix(rest, " failing") || strings.HasPrefix(rest, " pending") {
+			return true
+		}
+	}
+	return isExitNotice(t)
+}
+
+// isExitNotice matches "exit status 1", "Exit code: 2", "exited with code 1",
+// "make: *** [x] Error 2": the lines that say a command failed.
+func isExitNotice(t string) bool {
+	if len(t) > 200 {
+		return false
+	}
+	if strings.HasPrefix(t, "make") {
+		return strings.HasPrefix(t, "make: *** ") || strings.HasPrefix(t, "make[") && strings.Contains(t, "*** ")
+	}
+	if !strings.Contains(t, "xit") && !strings.Contains(t, "XIT") {
+		return false
+	}
+	lower := strings.ToLower(t)
+	for _, p := range [...]string{"exit status ", "exit code ", "exit code: ", "exited with code ", "exit code=", "returned non-zero exit status "} {
+		if i := strings.Index(lower, p); i >= 0 {
+			rest := lower[i+len(p):]
+			d := digits(rest)
+			return d > 0 && strings.Trim(rest[:d], "0") != ""
+		}
+	}
+	return false
+}
+
+// isFailingTest matches lines that name a failed test.
+func isFailingTest(l string) bool {
+	t := trimRight(l)
+	lt := trimLeft(t)
+	switch {
+	case strings.HasPrefix(t, "FAILED ") || strings.HasPrefix(t, "ERROR ") && len(t) > 6 && t[6] != ' ': // pytest short summary
+		return !strings.HasPrefix(t, "FAILED (")
+	case strings.HasPrefix(t, "FAIL: ") || strings.HasPrefix(t, "ERROR: "): // unittest
+		return true
+	case strings.HasPrefix(lt, "--- FAIL: "): // go
+		return true
+	case strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED"): // unittest -v, cargo
+		return true
+	case strings.HasSuffix(t, " FAILED") && strings.Contains(t, "::"): // pytest -v
+		return true
+	case strings.HasSuffix(t, " ERROR") && strings.Contains(t, "::"):
+		return true
+	case strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "× ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● "): // jest, vitest
+		return true
+	case strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")): // jest suite
+		return true
+	case strings.HasPrefix(lt, "rspec ./"):
+		return true
+	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " F") || strings.HasSuffix(lt, " E")): // sympy bin/test
+		return true
+	}
+	return false
+}
+
+// isPassingTest matches lines that report a passed or skipped test.
+func isPassingTest(l string) bool {
+	t := trimRight(l)
+	lt := trimLeft(t)
+	switch {
+	case strings.HasPrefix(t, "PASSED ") || strings.HasPrefix(t, "SKIPPED ") || strings.HasPrefix(t, "XFAIL ") || strings.HasPrefix(t, "XPASS "):
+		return true
+	case strings.HasPrefix(lt, "--- PASS: ") || strings.HasPrefix(lt, "--- SKIP: "):
+		return true
+	case strings.HasPrefix(lt, "=== RUN ") || strings.HasPrefix(lt, "=== PAUSE ") || strings.HasPrefix(lt, "=== CONT ") || strings.HasPrefix(lt, "=== NAME "):
+		return true
+	case strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ") ||
+		strings.HasSuffix(t, " ... expected failure") || strings.HasSuffix(t, " ... ignored"):
+		return true
+	case strings.Contains(t, "::") && (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")):
+		return true
+	case strings.Contains(t, " PASSED [") || strings.Contains(t, " SKIPPED [") || strings.Contains(t, " XFAIL ["):
+		return true
+	case strings.HasPrefix(lt, "✓ ") || strings.HasPrefix(lt, "√ ") || strings.HasPrefix(lt, "✔ "):
+		return true
+	case strings.HasPrefix(lt, "PASS ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")):
+		return true
+	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " ok") || strings.HasSuffix(lt, " f") || strings.HasSuffix(lt, " s")):
+		return true
+	case strings.HasPrefix(lt, "Applying ") && strings.HasSuffix(lt, "... OK"): // django migrations
+		return true
+	case strings.HasPrefix(l, "?   \t") && strings.HasSuffix(t, "[no test files]"):
+		return true
+	}
+	return false
+}
+
+// isSectionStart matches the headers that open one failure's report:
+// pytest "____ test_x ____", unittest "FAIL: test (Class)", cargo
+// "---- x stdout ----", go "--- FAIL: TestX".
+func isSectionStart(l string) bool {
+	if title := ruleTitle(l, '_'); title != "" {
+		return true
+	}
+	t := strings.TrimSpace(l)
+	if strings.HasPrefix(t, "---- ") && strings.HasSuffix(t, " ----") {
+		return true
+	}
+	return strings.HasPrefix(l, "FAIL: ") || strings.HasPrefix(l, "ERROR: ") || strings.HasPrefix(trimLeft(l), "--- FAIL: ") ||
+		strings.HasPrefix(trimLeft(l), "● ")
+}
+
+// isSectionEnd matches banners that close a failure report.
+func isSectionEnd(l string) bool {
+	if isRule(l) {
+		c := strings.TrimSpace(l)[0]
+		return c == '=' || c == '-'
+	}
+	return ruleTitle(l, '=') != ""
+}
+
+// isErrorLine matches error lines: exception lines, tracebacks, pytest "E"
+// lines, panics, fatal errors, compiler errors, failing exits.
+func isErrorLine(l string) bool {
+	if len(l) == 0 {
+		return false
+	}
+	if l[0] == 'E' && len(l) > 1 && (l[1] == ' ' || l[1] == '\t') { // pytest assertion detail
+		return true
+	}
+	if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ERROR") {
+		return true
+	}
+	t := trimLeft(l)
+	if len(t) > 2000 {
+		t = t[:2000]
+	}
+	if strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
+		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
+		strings.Contains(t, "Segmentation fault") || strings.Contains(t, "core dumped") ||
+		strings.Contains(t, " panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+		return true
+	}
+	if strings.Contains(t, "error:") || strings.Contains(t, "error[") || strings.Contains(t, "Error:") || strings.Contains(t, "ERROR:") ||
+		strings.HasPrefix(t, "error ") {
+		return true
+	}
+	return hasExceptionToken(t, true)
+}
+
+// hasExceptionToken finds a word ending in Error or Exception. With
+// lineLevel it must look like the exception line of a traceback (followed by
+// ':' or the end of the line), not a mention inside code or prose.
+func hasExceptionToken(t string, lineLevel bool) bool {
+	for _, suf := range [...]string{"Error", "Exception"} {
+		s := t
+		off := 0
+		for {
+			i := strings.Index(s, suf)
+			if i < 0 {
+				break
+			}
+			abs := off + i
+			end := abs + len(suf)
+			if abs > 0 && isWordByte(t[abs-1]) {
+				next := byte(0)
+				if end < len(t) {
+					next = t[end]
+				}
+				if !lineLevel && !isWordByte(next) {
+					return true
+				}
+				if next == ':' || (next == 0 && startsLikeException(t)) {
+					return true
+				}
+			}
+			s = t[end:]
+			off = end
+		}
+	}
+	return false
+}
+
+// startsLikeException: a bare "ValueError" or "pkg.errors.MyError" line.
+func startsLikeException(t string) bool {
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !isWordByte(c) && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// isWarnLine matches warnings in logs.
+func isWarnLine(l string) bool {
+	if len(l) > 2000 {
+		l = l[:2000]
+	}
+	return strings.Contains(l, "WARN") || strings.Contains(l, "Warning:") || strings.Contains(l, "warning:") ||
+		strings.Contains(l, "[warn") || strings.Contains(l, "level=warn") || strings.Contains(l, "Warning ")
+}
+
+// isLogError matches error-level log records that isErrorLine misses.
+func isLogError(l string) bool {
+	if len(l) > 2000 {
+		l = l[:2000]
+	}
+	return strings.Contains(l, " ERROR ") || strings.Contains(l, "[ERROR]") || strings.Contains(l, "[error]") ||
+		strings.Contains(l, "level=error") || strings.Contains(l, "CRITICAL") || strings.Contains(l, "SEVERE") ||
+		strings.Contains(l, "\"level\":\"error\"") || strings.Contains(l, " E ") && hasTimestamp(l)
+}
+
+// hasTimestamp looks for a date (2024-05-20, 2024/05/20) or a clock time
+// (12:30:45) near the start of a line.
+func hasTimestamp(l string) bool {
+	if len(l) > 48 {
+		l = l[:48]
+	}
+	for i := 0; i+8 <= len(l); i++ {
+		if isDigit(l[i]) && isDigit(l[i+1]) && l[i+2] == ':' && isDigit(l[i+3]) && isDigit(l[i+4]) && l[i+5] == ':' && isDigit(l[i+6]) && isDigit(l[i+7]) {
+			return true
+		}
+		if i+10 <= len(l) && isDigit(l[i]) && isDigit(l[i+1]) && isDigit(l[i+2]) && isDigit(l[i+3]) &&
+			(l[i+4] == '-' || l[i+4] == '/') && isDigit(l[i+5]) && isDigit(l[i+6]) && l[i+7] == l[i+4] && isDigit(l[i+8]) && isDigit(l[i+9]) {
+			return true
+		}
+	}
+	return false
+}
+
+// location returns the first source location in a line as "path:line"
+// (Python's `File "p", line n` included), or "" when there is none.
+func location(l string) string {
+	if len(l) > 4000 {
+		l = l[:4000]
+	}
+	if i := strings.Index(l, "File \""); i >= 0 {
+		rest := l[i+6:]
+		if q := strings.IndexByte(rest, '"'); q > 0 {
+			after := rest[q+1:]
+			if strings.HasPrefix(after, ", line ") {
+				d := digits(after[7:])
+				if d > 0 {
+					return rest[:q] + ":" + after[7:7+d]
+				}
+			}
+		}
+	}
+	for i := 0; i < len(l); i++ {
+		if l[i] != ':' || i+1 >= len(l) || !isDigit(l[i+1]) {
+			continue
+		}
+		start := i
+		for start > 0 && i-start < 512 && isPathByte(l[start-1]) {
+			start--
+		}
+		path := l[start:i]
+		if !hasSourceExt(path) {
+			continue
+		}
+		d := digits(l[i+1:])
+		if end := i + 1 + d; end < len(l) && isDigit(l[end]) {
+			continue
+		}
+		return path + ":" + l[i+1:i+1+d]
+	}
+	return ""
+}
+
+func isPathByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '/' || c == '\\' || c == '-' || c == '+' || c == '@' || c == '~'
+}
+
+// hasSourceExt: "a/b.py", "x.go", "C:\\x\\y.cs" — a name with a short
+// alphanumeric extension that is not all digits (so 12.5:30 is not a path).
+func hasSourceExt(path string) bool {
+	dot := strings.LastIndexByte(path, '.')
+	if dot <= 0 || dot == len(path)-1 || len(path)-dot-1 > 8 {
+		return false
+	}
+	ext := path[dot+1:]
+	letter := false
+	for i := 0; i < len(ext); i++ {
+		c := ext[i]
+		if !isWordByte(c) {
+			return false
+		}
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			letter = true
+		}
+	}
+	if !letter {
+		return false
+	}
+	// The name before the extension needs a letter too (not "1.5").
+	for i := 0; i < dot; i++ {
+		c := path[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' {
+			return true
+		}
+	}
+	return false
+}
+
+// xmlClass is what a line of a JUnit, NUnit or TRX report says.
+type xmlClass uint8
+
+const (
+	xmlNone    xmlClass = iota
+	xmlFail             // <failure>, <error>, a failed result
+	xmlSummary          // a suite or run total with failures
+	xmlPass             // a passed or skipped test case
+	xmlCase             // an opening <testcase> (its children decide)
+)
+
+func xmlTestClass(l string) xmlClass {
+	t := strings.TrimSpace(l)
+	if len(t) < 3 || t[0] != '<' {
+		return xmlNone
+	}
+	switch {
+	case strings.HasPrefix(t, "<failure") || strings.HasPrefix(t, "<error") || strings.HasPrefix(t, "<ErrorInfo") ||
+		strings.Contains(t, `outcome="Failed"`) || strings.Contains(t, `result="Failed"`) && strings.HasPrefix(t, "<test-case"):
+		return xmlFail
+	case strings.HasPrefix(t, "<testsuite") || strings.HasPrefix(t, "<test-suite") || strings.HasPrefix(t, "<test-run") ||
+		strings.HasPrefix(t, "<Counters") || strings.HasPrefix(t, "<ResultSummary"):
+		if nonZeroAttr(t, "failures") || nonZeroAttr(t, "errors") || nonZeroAttr(t, "failed") ||
+			strings.Contains(t, `result="Failed"`) || strings.Contains(t, `outcome="Failed"`) {
+			return xmlSummary
+		}
+		return xmlNone
+	case strings.HasPrefix(t, "<testcase") && strings.HasSuffix(t, "/>"),
+		strings.Contains(t, `outcome="Passed"`), strings.Contains(t, `outcome="NotExecuted"`),
+		strings.HasPrefix(t, "<test-case") && (strings.Contains(t, `result="Passed"`) || strings.Contains(t, `result="Skipped"`)),
+		strings.HasPrefix(t, "<UnitTest ") || strings.HasPrefix(t, "<TestMethod ") || strings.HasPrefix(t, "<Execution ") ||
+			strings.HasPrefix(t, "<TestEntry ") || strings.HasPrefix(t, "</UnitTest>") || strings.HasPrefix(t, "</testcase>"):
+		return xmlPass
+	case strings.HasPrefix(t, "<testcase"):
+		return xmlCase
+	}
+	return xmlNone
+}
+
+// nonZeroAttr reports whether an XML tag has name="N" with N > 0.
+func nonZeroAttr(tag, name string) bool {
+	i := strings.Index(tag, " "+name+"=\"")
+	if i < 0 {
+		return false
+	}
+	v := tag[i+len(name)+3:]
+	d := digits(v)
+	return d > 0 && strings.Trim(v[:d], "0") != ""
+}

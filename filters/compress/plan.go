@@ -1,0 +1,759 @@
+package compress
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// A plan is the line-level model every text kind shares: the classifier of a
+// kind gives each line a tier, a rank inside the tier, a category (what the
+// marker calls it) and optionally a group (the file of a search hit, the
+// directory of a listing entry); selection keeps lines in (tier, rank, index)
+// order within the budget; render writes the kept lines verbatim and one
+// marker per gap.
+
+// tier orders lines by how much they matter. Lower is kept first.
+type tier uint8
+
+const (
+	tierCritical tier = iota // failing tests, run summaries, error lines: kept up to critCap
+	tierHigh                 // locations, section headers, first hit per file
+	tierContext              // lines around critical ones, failure output
+	tierHead                 // the first and last lines of the output
+	tierFill                 // everything else, by distance from the ends
+	tierNoise                // passing tests, shell trace, progress
+	tierNever                // exact repeats of the line above: always folded
+)
+
+type lineClass struct {
+	tier  tier
+	cat   uint8 // index into plan.cats
+	rank  int32
+	group int32 // index into plan.groups, or -1
+}
+
+// reasonStyle says how a gap's marker words its reason.
+type reasonStyle uint8
+
+const (
+	reasonCategory reasonStyle = iota // "passing tests", or "398 passing tests, 14 output" when mixed
+	reasonCounted                     // always with counts: "80 added, 30 removed"
+	reasonRange                       // "lines 121-360" (file reads)
+)
+
+type plan struct {
+	src        string
+	lines      []string // substrings of src, without the '\n'
+	view       []string // what classifiers read: lines without a read tool's line numbers
+	trailingNL bool
+	cls        []lineClass
+	keep       []bool
+	cats       []string
+	groups     []string
+	groupUnit  string // "hits" or "entries": "[… 5 lines omitted: hits in a.go …]"
+	groupLines bool   // list the omitted line numbers of search hits
+	groupSplit int    // a gap spanning at most this many groups gets one marker per group
+	frameCat   int    // category of traceback frames, or -1
+	locLists   bool   // name the locations of omitted frames in their markers
+	usedBytes  int    // what selection counted, markers at markCost
+	markCost   int    // the bytes a gap marker is reckoned at
+	hitLine    []int32
+	style      reasonStyle
+	lineNo     func(i int) int // for reasonRange: the tool's number of line i, or -1; nil means i+1
+	budget     int
+	critCap    int
+	context    int
+	maxLine    int // longer lines are cut in the middle when rendered
+}
+
+// markerCost estimates the bytes one gap marker takes, for the budget.
+// Grouped plans reckon more: their markers name a file and line numbers.
+const markerCost = 44
+
+func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
+	p := &plan{src: text, budget: opts.TargetBytes, context: max(opts.ContextLines, 0)}
+	// Must-keep lines may take 1.75 times the aim: a run with 300 failing
+	// tests is worth more than hitting the target exactly. selectGreedy
+	// then leaves a quarter of the aim for their context.
+	p.critCap = p.budget * 7 / 4
+	p.maxLine = min(max(p.budget/8, 512), 16384)
+	body := text
+	if strings.HasSuffix(body, "\n") {
+		body = body[:len(body)-1]
+		p.trailingNL = true
+	}
+	p.lines = strings.Split(body, "\n")
+	p.cls = make([]lineClass, len(p.lines))
+	for i := range p.cls {
+		p.cls[i] = lineClass{tier: tierFill, group: -1}
+	}
+	p.keep = make([]bool, len(p.lines))
+	p.cats = []string{defaultCategory(kind)}
+	p.view = p.lines
+	p.frameCat = -1
+	p.markCost = markerCost
+	return p
+}
+
+// numberStyle returns the line numbering most of the first lines use.
+func (p *plan) numberStyle() numbering {
+	n := min(len(p.lines), 400)
+	counts := [4]int{}
+	for _, l := range p.lines[:n] {
+		counts[numberedLine(l)]++
+	}
+	style := numNone
+	for s := numArrow; s <= numColon; s++ {
+		if counts[s]*2 > n && counts[s] > counts[style] {
+			style = s
+		}
+	}
+	return style
+}
+
+// cleanView sets view to the lines as classifiers should read them: without
+// terminal colour codes, and without the line numbers of a numbered file
+// read (a log or test report opened with Read).
+func (p *plan) cleanView() {
+	style := p.numberStyle()
+	ansi := strings.Contains(p.src, "\x1b[")
+	if style == numNone && !ansi {
+		return
+	}
+	p.view = make([]string, len(p.lines))
+	for i, l := range p.lines {
+		if ansi {
+			l = stripANSI(l)
+		}
+		if style != numNone && numberedLine(l) == style {
+			l = stripNumber(l, style)
+		}
+		p.view[i] = l
+	}
+}
+
+// stripANSI removes CSI escape sequences ("\x1b[32m", "\x1b[0K").
+func stripANSI(s string) string {
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';' || s[j] == '?') {
+				j++
+			}
+			if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
+				i = j
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func defaultCategory(k Kind) string {
+	switch k {
+	case KindLog:
+		return "log lines"
+	case KindFileRead:
+		return "file lines"
+	case KindDirListing:
+		return "entries"
+	case KindSearch:
+		return "hits"
+	case KindDiff:
+		return "diff lines"
+	}
+	return "output"
+}
+
+// category returns the index of a category name, adding it on first use.
+func (p *plan) category(name string) uint8 {
+	for i, c := range p.cats {
+		if c == name {
+			return uint8(i)
+		}
+	}
+	p.cats = append(p.cats, name)
+	return uint8(len(p.cats) - 1)
+}
+
+func (p *plan) set(i int, t tier, rank int, cat uint8) {
+	p.cls[i].tier, p.cls[i].rank, p.cls[i].cat = t, int32(min(rank, 1<<30)), cat
+}
+
+// raise moves line i up to tier t (never down), with the given rank.
+func (p *plan) raise(i int, t tier, rank int) {
+	if i < 0 || i >= len(p.cls) {
+		return
+	}
+	c := &p.cls[i]
+	if t < c.tier || (t == c.tier && int32(rank) < c.rank) {
+		if c.tier == tierNever {
+			return
+		}
+		c.tier, c.rank = t, int32(min(rank, 1<<30))
+	}
+}
+
+// addContext raises the lines around every line of tier upTo or better to
+// tierContext, nearest first.
+func (p *plan) addContext(upTo tier) {
+	if p.context == 0 {
+		return
+	}
+	n := len(p.lines)
+	for i := 0; i < n; i++ {
+		if p.cls[i].tier > upTo {
+			continue
+		}
+		for d := 1; d <= p.context; d++ {
+			if j := i - d; j >= 0 && p.cls[j].tier > tierContext && p.cls[j].tier != tierNever {
+				p.raise(j, tierContext, d)
+			}
+			if j := i + d; j < n && p.cls[j].tier > tierContext && p.cls[j].tier != tierNever {
+				p.raise(j, tierContext, d)
+			}
+		}
+	}
+}
+
+// foldRepeats marks exact repeats of the previous line tierNever, so a run
+// of identical lines renders as the first one plus "line repeated N times".
+// Blank lines are left alone: a blank run costs less than a marker.
+// The first line of a run of three or more is raised to tierHigh: "this
+// happened 300 times" is worth a line in any log.
+func (p *plan) foldRepeats() {
+	n := len(p.lines)
+	for i := 1; i < n; i++ {
+		if p.lines[i] != p.lines[i-1] || strings.TrimSpace(p.lines[i]) == "" {
+			continue
+		}
+		j := i
+		for j < n && p.lines[j] == p.lines[i-1] {
+			p.cls[j].tier = tierNever
+			j++
+		}
+		if j-i >= 2 {
+			p.raise(i-1, tierHigh, 0)
+		}
+		i = j - 1
+	}
+}
+
+// smoothNoise turns short runs of unranked lines that sit between two noise
+// lines of the same kind into that noise: the continuation lines of a shell
+// trace, the blank lines between passing tests. One marker then covers the
+// whole region instead of a marker per fragment.
+func (p *plan) smoothNoise() {
+	n := len(p.lines)
+	plain := func(c lineClass) bool { return c.tier == tierFill && c.rank == 0 && c.cat == 0 }
+	for i := 0; i < n; {
+		if !plain(p.cls[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < n && plain(p.cls[j]) {
+			j++
+		}
+		if i > 0 && j < n && j-i <= 50 {
+			a, b := p.cls[i-1], p.cls[j]
+			if a.tier == tierNoise && b.tier == tierNoise && a.cat == b.cat {
+				for k := i; k < j; k++ {
+					p.cls[k].tier, p.cls[k].cat = tierNoise, a.cat
+				}
+			}
+		}
+		i = j
+	}
+}
+
+// headTail gives the first and last lines of the output tierHead (when they
+// are below it), so a reader sees how the output starts and ends.
+// Noise stays noise: a log that opens with a shell trace gains nothing from
+// keeping it.
+func (p *plan) headTail(head, tail int) {
+	n := len(p.lines)
+	for i := 0; i < head && i < n; i++ {
+		if p.cls[i].tier == tierFill {
+			p.raise(i, tierHead, i)
+		}
+	}
+	for j := 0; j < tail && n-1-j >= 0; j++ {
+		if p.cls[n-1-j].tier == tierFill {
+			p.raise(n-1-j, tierHead, j)
+		}
+	}
+}
+
+// fillRanks ranks the tierFill lines that have no rank yet by their
+// distance from the nearer end of the output, the start weighing double, so
+// filling grows the head twice as fast as the tail.
+func (p *plan) fillRanks() {
+	n := len(p.lines)
+	for i := range p.cls {
+		if p.cls[i].tier == tierFill && p.cls[i].rank == 0 {
+			p.cls[i].rank = int32(min(i, 2*(n-1-i)))
+		}
+	}
+}
+
+func (p *plan) lineCost(i int) int {
+	l := len(p.lines[i])
+	if l > p.maxLine {
+		l = p.maxLine + 32
+	}
+	return l + 1
+}
+
+// gapDelta says how the number of gaps changes when line i is kept.
+func (p *plan) gapDelta(i int) int {
+	left := i == 0 || p.keep[i-1]
+	right := i == len(p.lines)-1 || p.keep[i+1]
+	switch {
+	case left && right:
+		return -1
+	case !left && !right:
+		return 1
+	}
+	return 0
+}
+
+// selectGreedy keeps lines in (tier, rank, index) order: all critical lines
+// that fit in critCap, then the rest while they fit in the budget, noise
+// excepted.
+func (p *plan) selectGreedy() {
+	// Noise (passing tests, shell traces) is never chosen to fill the
+	// budget: when everything else fits, a shorter output is better.
+	order := make([]int32, 0, len(p.lines))
+	for i, c := range p.cls {
+		if c.tier < tierNoise {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		ca, cb := p.cls[a], p.cls[b]
+		if ca.tier != cb.tier {
+			return int(ca.tier) - int(cb.tier)
+		}
+		if ca.rank != cb.rank {
+			if ca.rank < cb.rank {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	used := p.markCost
+	misses := 0
+	limit := p.critCap
+	for k, i32 := range order {
+		i := int(i32)
+		if p.cls[i].tier != tierCritical && (k == 0 || p.cls[order[k-1]].tier == tierCritical) {
+			// The critical lines are in: the rest gets the aim, or a
+			// quarter of it beyond the critical lines when they took more.
+			limit = max(p.budget, used+p.budget/4)
+		}
+		cost := p.lineCost(i) + p.gapDelta(i)*p.markCost
+		if used+cost > limit {
+			if p.cls[i].tier != tierCritical {
+				// A few smaller lines may still fit; stop once it is clear
+				// nothing more will.
+				misses++
+				if misses > 64 {
+					break
+				}
+			}
+			continue
+		}
+		p.keep[i] = true
+		used += cost
+	}
+	p.usedBytes = used
+	p.fillSmallGaps()
+}
+
+// fillSmallGaps keeps single omitted lines that are hardly longer than the
+// marker that would stand for them: "[… 1 line omitted …]" in place of a
+// 60-byte line saves little and reads badly. It may exceed the budget by a
+// tenth.
+func (p *plan) fillSmallGaps() {
+	extra := p.budget / 10
+	n := len(p.lines)
+	for i := 0; i < n && extra > 0; i++ {
+		if p.keep[i] || p.cls[i].tier == tierNever {
+			continue
+		}
+		left := i == 0 || p.keep[i-1]
+		right := i == n-1 || p.keep[i+1]
+		if !left || !right {
+			continue
+		}
+		c := p.lineCost(i) - markerCost
+		if len(p.lines[i]) > 2*markerCost || c > extra {
+			continue
+		}
+		p.keep[i] = true
+		extra -= max(c, 0)
+	}
+}
+
+// render writes kept lines and a marker for each gap. It returns the output
+// and the number of input lines omitted. Markers of omitted traceback
+// frames name their locations ("… traceback frames at a.py:12,40; b.py:7"),
+// unless that takes the output well past what selection planned.
+func (p *plan) render() (string, int) {
+	if p.frameCat >= 0 {
+		p.locLists = true
+		out, omitted := p.renderOnce()
+		if len(out) <= max(p.budget, p.usedBytes)*23/20 {
+			return out, omitted
+		}
+		p.locLists = false
+	}
+	return p.renderOnce()
+}
+
+func (p *plan) renderOnce() (string, int) {
+	var b strings.Builder
+	b.Grow(min(len(p.src), p.critCap+p.budget))
+	omitted := 0
+	n := len(p.lines)
+	first := true
+	emit := func(s string) {
+		if !first {
+			b.WriteByte('\n')
+		}
+		first = false
+		b.WriteString(s)
+	}
+	for i := 0; i < n; {
+		if p.keep[i] {
+			emit(p.cutLong(p.lines[i]))
+			i++
+			continue
+		}
+		j := i
+		for j < n && !p.keep[j] {
+			j++
+		}
+		omitted += p.renderGap(i, j, emit)
+		i = j
+	}
+	if p.trailingNL {
+		b.WriteByte('\n')
+	}
+	return b.String(), omitted
+}
+
+// renderGap writes the lines [i, j) as markers. A run that repeats the kept
+// line above becomes a repeat marker; a gap cheaper than its marker is
+// written out instead; with groups, each group gets its own marker.
+func (p *plan) renderGap(i, j int, emit func(string)) int {
+	omitted := 0
+	if i > 0 && p.keep[i-1] {
+		r := i
+		for r < j && p.lines[r] == p.lines[i-1] {
+			r++
+		}
+		if r-i >= 2 || (r-i == 1 && len(p.lines[i-1]) > 40) {
+			emit(repeatMarker(r - i))
+			omitted += r - i
+			i = r
+		}
+	}
+	if i >= j {
+		return omitted
+	}
+	if p.groups != nil {
+		// One marker per group, unless that is many markers.
+		cuts := []int{i}
+		for k := i + 1; k < j; k++ {
+			if p.cls[k].group != p.cls[k-1].group {
+				cuts = append(cuts, k)
+			}
+		}
+		if len(cuts) <= p.groupSplit {
+			cuts = append(cuts, j)
+			for c := 0; c+1 < len(cuts); c++ {
+				omitted += p.renderRun(cuts[c], cuts[c+1], emit)
+			}
+			return omitted
+		}
+	}
+	return omitted + p.renderRun(i, j, emit)
+}
+
+// renderRun writes the lines [i, j) as one marker, or verbatim when they
+// take no more room than the marker would.
+func (p *plan) renderRun(i, j int, emit func(string)) int {
+	// size is the bytes of the lines, counted only as far as needed to
+	// tell whether they exceed limit.
+	size := func(limit int) int {
+		n := 0
+		for k := i; k < j && n <= limit; k++ {
+			n += len(p.lines[k]) + 1
+		}
+		return n
+	}
+	m := linesMarker(j-i, "") // the shortest this marker can be
+	if size(len(m)+1) > len(m)+1 {
+		m = linesMarker(j-i, p.reason(i, j))
+	}
+	if size(len(m)+1) <= len(m)+1 {
+		for k := i; k < j; k++ {
+			emit(p.cutLong(p.lines[k]))
+		}
+		return 0
+	}
+	emit(m)
+	return j - i
+}
+
+// reason words what the lines [i, j) were.
+func (p *plan) reason(i, j int) string {
+	if p.style == reasonRange {
+		// The range in the file: the tool's own numbers when it printed
+		// them (the first and last numbered lines of the gap), else the
+		// position in the output.
+		a, z := i+1, j
+		if p.lineNo != nil {
+			a, z = -1, -1
+			for k := i; k < j && a < 0; k++ {
+				a = p.lineNo(k)
+			}
+			for k := j - 1; k >= i && z < 0; k-- {
+				z = p.lineNo(k)
+			}
+		}
+		switch {
+		case a < 0:
+			return p.cats[0]
+		case a == z:
+			return "line " + strconv.Itoa(a)
+		}
+		return "lines " + strconv.Itoa(a) + "-" + strconv.Itoa(z)
+	}
+	if p.groups != nil {
+		g := p.cls[i].group
+		same := g >= 0
+		for k := i + 1; k < j && same; k++ {
+			same = p.cls[k].group == g
+		}
+		if same {
+			return p.groupReason(i, j, int(g))
+		}
+		if g >= 0 || p.cls[j-1].group >= 0 {
+			return p.groupsReason(i, j)
+		}
+	}
+	r := p.categoryReason(i, j)
+	if p.locLists {
+		r += p.frameLocations(i, j)
+	}
+	return r
+}
+
+// frameLocations lists the locations of the traceback frames in [i, j),
+// grouped by file: " at /x/query.py:1376,1398; /x/manager.py:85". The list
+// stays under a quarter of the bytes it stands for, so a marker never costs
+// much of what it saves.
+func (p *plan) frameLocations(i, j int) string {
+	gapBytes := 0
+	var paths []string
+	var nums [][]string
+	for k := i; k < j; k++ {
+		gapBytes += len(p.lines[k]) + 1
+		if int(p.cls[k].cat) != p.frameCat {
+			continue
+		}
+		loc := location(p.view[k])
+		c := strings.LastIndexByte(loc, ':')
+		if c <= 0 {
+			continue
+		}
+		path, n := loc[:c], loc[c+1:]
+		x := slices.Index(paths, path)
+		if x < 0 && len(paths) == 32 {
+			continue // more files than any marker will name
+		}
+		if x < 0 {
+			paths = append(paths, path)
+			nums = append(nums, nil)
+			x = len(paths) - 1
+		}
+		if len(nums[x]) < 64 && !slices.Contains(nums[x], n) {
+			nums[x] = append(nums[x], n)
+		}
+	}
+	limit := min(gapBytes/4, 400)
+	var b strings.Builder
+	for x, path := range paths {
+		part := cleanLabel(path, 200) + ":" + strings.Join(nums[x], ",")
+		sep := "; "
+		if x == 0 {
+			sep = " at "
+		}
+		if b.Len()+len(sep)+len(part) > limit {
+			if b.Len() > 0 {
+				b.WriteString("; …")
+			}
+			break
+		}
+		b.WriteString(sep)
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// categoryReason words a gap by the categories of its lines.
+func (p *plan) categoryReason(i, j int) string {
+	counts := make([]int, len(p.cats))
+	for k := i; k < j; k++ {
+		counts[p.cls[k].cat]++
+	}
+	type cc struct{ cat, n int }
+	var list []cc
+	for c, n := range counts {
+		if n > 0 {
+			list = append(list, cc{c, n})
+		}
+	}
+	// Most frequent first; ties by category order, which is fixed by the
+	// classifier, so the wording is deterministic.
+	slices.SortStableFunc(list, func(a, b cc) int { return b.n - a.n })
+	if len(list) == 1 && p.style != reasonCounted {
+		return p.cats[list[0].cat]
+	}
+	if len(list) > 3 {
+		rest := 0
+		for _, c := range list[2:] {
+			rest += c.n
+		}
+		list = append(list[:2], cc{-1, rest})
+	}
+	var b strings.Builder
+	for k, c := range list {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(c.n))
+		b.WriteByte(' ')
+		if c.cat < 0 {
+			b.WriteString("other")
+		} else {
+			b.WriteString(p.cats[c.cat])
+		}
+	}
+	return b.String()
+}
+
+// groupReason words a gap inside one group: "hits in a.go at lines 3, 9".
+func (p *plan) groupReason(i, j, g int) string {
+	var b strings.Builder
+	b.WriteString(p.groupUnit)
+	b.WriteString(" in ")
+	b.WriteString(p.groups[g])
+	if p.groupLines && p.hitLine != nil {
+		n := 0
+		for k := i; k < j; k++ {
+			if p.hitLine[k] <= 0 {
+				continue
+			}
+			if n == 0 {
+				b.WriteString(" at lines ")
+			} else {
+				b.WriteString(", ")
+			}
+			if n == 24 {
+				b.WriteString("…")
+				break
+			}
+			b.WriteString(strconv.Itoa(int(p.hitLine[k])))
+			n++
+		}
+	}
+	return b.String()
+}
+
+// groupsReason words a gap that spans many groups, naming each with its
+// count while that stays short: "hits in 48 files: a.go (12), b/c.go (3), …".
+func (p *plan) groupsReason(i, j int) string {
+	type gc struct{ g, n int32 }
+	var list []gc
+	for k := i; k < j; k++ {
+		g := p.cls[k].group
+		if g < 0 {
+			continue
+		}
+		if len(list) > 0 && list[len(list)-1].g == g {
+			list[len(list)-1].n++
+		} else {
+			list = append(list, gc{g, 1})
+		}
+	}
+	noun := "groups"
+	switch p.groupUnit {
+	case "hits":
+		noun = "files"
+	case "entries":
+		noun = "directories"
+	}
+	var b strings.Builder
+	b.WriteString(p.groupUnit)
+	b.WriteString(" in ")
+	b.WriteString(strconv.Itoa(len(list)))
+	b.WriteByte(' ')
+	b.WriteString(noun)
+	// The names cost at most a sixth of the lines they stand for and a
+	// third of the budget.
+	gapBytes := 0
+	for k := i; k < j; k++ {
+		gapBytes += len(p.lines[k]) + 1
+	}
+	limit := min(gapBytes/6, p.budget/3)
+	for x, c := range list {
+		part := p.groups[c.g] + " (" + strconv.Itoa(int(c.n)) + ")"
+		if b.Len()+len(part)+2 > limit {
+			if x > 0 {
+				b.WriteString(", …")
+			}
+			break
+		}
+		if x == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// cutLong keeps the start and end of a line longer than maxLine, with a
+// byte-count marker between, cut on rune boundaries.
+func (p *plan) cutLong(s string) string {
+	return cutMiddle(s, p.maxLine)
+}
+
+func cutMiddle(s string, maxLen int) string {
+	if len(s) <= maxLen {
+		return s
+	}
+	head := maxLen * 3 / 4
+	tail := maxLen - head
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	ts := len(s) - tail
+	for ts < len(s) && !utf8.RuneStart(s[ts]) {
+		ts++
+	}
+	return s[:head] + countMarker(ts-head, "bytes") + s[ts:]
+}

@@ -1,0 +1,343 @@
+package compress
+
+import "strings"
+
+// scanStats counts, over the lines of an output, the signals content
+// detection weighs.
+type scanStats struct {
+	nonEmpty    int
+	testStrong  int // session banners, run summaries, go/cargo/jest markers
+	testLines   int // passing/failing test lines
+	traceback   int // traceback headers, goroutine headers, java/js stacks
+	diagnostics int // error lines
+	diffGit     int
+	diffFiles   int // "--- a" followed by "+++ b"
+	hunks       int
+	diffBody    int
+	hits        int // path:line: search hits
+	pathLines   int
+	lsLines     int
+	treeLines   int
+	numbered    int
+	logLines    int
+	goJSON      int
+}
+
+// scanLimit bounds how much of a large output detection reads: the start and
+// the end, where banners and summaries are.
+const scanLimit = 64 << 10
+
+func scan(text string) scanStats {
+	var s scanStats
+	if len(text) > scanLimit {
+		head := text[:scanLimit*3/4]
+		if i := strings.LastIndexByte(head, '\n'); i > 0 {
+			head = head[:i]
+		}
+		tail := text[len(text)-scanLimit/4:]
+		if i := strings.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		s.add(head)
+		s.add(tail)
+		return s
+	}
+	s.add(text)
+	return s
+}
+
+func (s *scanStats) add(text string) {
+	prevMinus := false
+	oldLeft, newLeft := 0, 0 // lines still expected in the current diff hunk
+	for len(text) > 0 {
+		var l string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			l, text = text, ""
+		}
+		if oldLeft > 0 || newLeft > 0 {
+			// Inside a hunk: only its body lines count as diff.
+			c := byte(' ')
+			if l != "" {
+				c = l[0]
+			}
+			switch c {
+			case '+':
+				newLeft--
+				s.diffBody++
+				s.nonEmpty++
+				continue
+			case '-':
+				oldLeft--
+				s.diffBody++
+				s.nonEmpty++
+				continue
+			case ' ':
+				oldLeft--
+				newLeft--
+				s.diffBody++
+				s.nonEmpty++
+				continue
+			case '\\':
+				s.diffBody++
+				s.nonEmpty++
+				continue
+			}
+			oldLeft, newLeft = 0, 0
+		}
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		s.nonEmpty++
+		if prevMinus && strings.HasPrefix(l, "+++ ") {
+			s.diffFiles++
+			s.diffBody += 2
+		}
+		prevMinus = strings.HasPrefix(l, "--- ")
+		if strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "@@@ ") {
+			s.hunks++
+			s.diffBody++
+			oldLeft, newLeft = hunkCounts(l)
+			continue
+		}
+		if isDiffHeader(l) && !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
+			s.diffBody++
+		}
+		s.line(l)
+	}
+}
+
+func (s *scanStats) line(l string) {
+	l = stripANSI(l)
+	if st := numberedLine(l); st != numNone {
+		s.numbered++
+		l = stripNumber(l, st)
+		if strings.TrimSpace(l) == "" {
+			return
+		}
+	}
+	t := trimLeft(l)
+	switch {
+	case strings.HasPrefix(l, "{\"") && strings.Contains(l, "\"Action\":\""):
+		s.goJSON++
+		return
+	case strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "diff -"):
+		s.diffGit++
+		return
+	}
+	if isSummaryLine(l) || ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
+		s.testStrong++
+	}
+	if isFailingTest(l) || isPassingTest(l) {
+		s.testLines++
+	}
+	switch xmlTestClass(l) {
+	case xmlFail, xmlPass, xmlCase:
+		s.testLines++
+	case xmlSummary:
+		s.testStrong++
+	}
+	if strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ") {
+		s.testStrong++
+	}
+	if strings.HasPrefix(t, "Traceback (most recent call last)") || strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, "]:") ||
+		strings.HasPrefix(l, "Exception in thread ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(t, "at ") && strings.HasSuffix(l, ")") {
+		s.traceback++
+	}
+	if isErrorLine(l) {
+		s.diagnostics++
+	}
+	if hitPath(l) != "" {
+		s.hits++
+	}
+	if isLsLine(l) {
+		s.lsLines++
+	} else if treeDepth(l) >= 0 {
+		s.treeLines++
+	} else if isPathLine(l) {
+		s.pathLines++
+	}
+	if hasTimestamp(l) || isLogError(l) || strings.Contains(l, " INFO ") || strings.Contains(l, " DEBUG ") || strings.Contains(l, "[INFO]") {
+		s.logLines++
+	}
+}
+
+func (s scanStats) isTest() bool {
+	return s.goJSON*2 > s.nonEmpty || s.testStrong >= 2 || s.testStrong >= 1 && s.testLines >= 1 || s.testLines >= 5 && s.testLines*10 >= s.nonEmpty
+}
+
+// listing reports whether most lines are paths, ls rows or tree rows.
+func (s scanStats) listing() bool {
+	return s.nonEmpty > 0 && (s.lsLines+s.treeLines+s.pathLines)*10 >= s.nonEmpty*7
+}
+
+func (s scanStats) isDiff() bool {
+	if s.diffGit == 0 && s.hunks == 0 {
+		return false
+	}
+	return s.diffBody*10 >= s.nonEmpty*6
+}
+
+func (s scanStats) kind() Kind {
+	n := s.nonEmpty
+	switch {
+	case n == 0:
+		return KindText
+	case s.goJSON*2 > n:
+		return KindTestLog
+	case s.isTest():
+		// Before diffs: test harnesses often print the patch under test.
+		return KindTestLog
+	case s.isDiff():
+		return KindDiff
+	case s.traceback > 0:
+		return KindTraceback
+	case s.numbered*10 >= n*7:
+		return KindFileRead
+	case s.hits*2 >= n:
+		return KindSearch
+	case s.listing():
+		return KindDirListing
+	case s.logLines*10 >= n*3:
+		return KindLog
+	}
+	return KindText
+}
+
+// numbering is how a file read numbers its lines.
+type numbering uint8
+
+const (
+	numNone  numbering = iota
+	numArrow           // Claude Code Read: "    12→code"
+	numTab             // cat -n: "    12\tcode"
+	numColon           // SWE-agent open: "12:code"
+)
+
+// numberedLine says which numbering a line uses.
+func numberedLine(l string) numbering {
+	i := 0
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	d := digits(l[i:])
+	if d == 0 || d > 7 {
+		return numNone
+	}
+	rest := l[i+d:]
+	switch {
+	case strings.HasPrefix(rest, "→"):
+		return numArrow
+	case strings.HasPrefix(rest, "\t"):
+		return numTab
+	case i == 0 && strings.HasPrefix(rest, ":") && !strings.HasPrefix(rest, "::"):
+		return numColon
+	}
+	return numNone
+}
+
+// lineNumber parses the number of a numbered line, or returns -1.
+func lineNumber(l string) int {
+	i := 0
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	d := digits(l[i:])
+	if d == 0 || d > 9 {
+		return -1
+	}
+	n := 0
+	for _, c := range []byte(l[i : i+d]) {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// isLsLine matches `ls -l` rows ("drwxr-xr-x 2 ...") and "total 48".
+func isLsLine(l string) bool {
+	if strings.HasPrefix(l, "total ") && digits(l[6:]) == len(l)-6 {
+		return true
+	}
+	if len(l) < 11 {
+		return false
+	}
+	switch l[0] {
+	case '-', 'd', 'l', 'c', 'b', 'p', 's':
+	default:
+		return false
+	}
+	for i := 1; i < 10; i++ {
+		switch l[i] {
+		case 'r', 'w', 'x', '-', 's', 'S', 't', 'T':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// treeDepth returns where the name starts in a `tree` row ("│   ├── a.go"),
+// or -1 when l is not one.
+func treeDepth(l string) int {
+	for _, m := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
+		if i := strings.Index(l, m); i >= 0 {
+			return i + len(m)
+		}
+	}
+	return -1
+}
+
+// isPathLine matches a line that is one path (find, git ls-files, Glob).
+func isPathLine(l string) bool {
+	t := strings.TrimSpace(l)
+	if t == "" || len(t) > 512 || strings.ContainsAny(t, " \t\"'<>{}[]()=,;") || strings.Contains(t, "://") {
+		return false
+	}
+	return strings.ContainsAny(t, "/\\") || hasSourceExt(t) || strings.HasPrefix(t, ".")
+}
+
+// hitPath returns the path of a grep/rg hit line ("path:12:text",
+// "path-12-text" for context lines, "path:text" is not enough), or "".
+func hitPath(l string) string {
+	p, _, _ := parseHit(l)
+	return p
+}
+
+// parseHit splits "path:12:text" (a match) or "path-12-text" (grep -C
+// context). The path must look like one: no spaces, a slash or an extension.
+func parseHit(l string) (path string, line int, match bool) {
+	if len(l) > 4096 {
+		l = l[:4096]
+	}
+	for i := 1; i < len(l); i++ {
+		c := l[i]
+		if c == ' ' || c == '\t' {
+			return "", 0, false
+		}
+		if c != ':' && c != '-' {
+			continue
+		}
+		d := digits(l[i+1:])
+		if d == 0 || d > 9 || i+1+d >= len(l) || l[i+1+d] != c {
+			if c == ':' && !(i == 1 && i+1 < len(l) && l[i+1] == '\\') {
+				// A ':' that is not a Windows drive ends the path.
+				return "", 0, false
+			}
+			continue
+		}
+		path = l[:i]
+		if !strings.ContainsAny(path, "/\\") && !hasSourceExt(path) {
+			if c == '-' {
+				continue
+			}
+			return "", 0, false
+		}
+		n := 0
+		for _, ch := range []byte(l[i+1 : i+1+d]) {
+			n = n*10 + int(ch-'0')
+		}
+		return path, n, c == ':'
+	}
+	return "", 0, false
+}

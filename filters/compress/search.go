@@ -1,0 +1,249 @@
+package compress
+
+import (
+	"strings"
+)
+
+// classifySearch groups search hits by file. Every file's first hit is
+// high; the next hits of all files come round-robin (second hits of every
+// file before third hits of any), so a budget keeps the first K hits of each
+// file and names every file. Omitted hits are counted per file, with their
+// line numbers, in the marker: "[… 7 lines omitted: hits in a.go at lines 12, 40 …]".
+//
+// Forms read: grep -n / rg "path:12:text" and "path-12-text" (context),
+// rg --heading (a path line, then "12:text" lines), SWE-agent search_dir
+// ("/path (3 matches)"). An output without hits is a file list (grep -l,
+// Grep's files_with_matches) and is handled as a listing.
+func classifySearch(p *plan) {
+	hitsSeen := 0
+	for _, l := range p.lines[:min(len(p.lines), 400)] {
+		if path, _, _ := parseHit(l); path != "" {
+			hitsSeen++
+		} else if numberedHit(l) > 0 {
+			hitsSeen++
+		}
+	}
+	if hitsSeen == 0 {
+		classifyListing(p)
+		return
+	}
+	p.groups = []string{}
+	p.groupUnit = "hits"
+	p.groupLines = true
+	p.groupSplit = 24
+	p.markCost = 110
+	p.hitLine = make([]int32, len(p.lines))
+	catOther := p.category("output")
+	groupOf := make(map[string]int32)
+	var perGroup []int
+	group := func(path string) int32 {
+		if g, ok := groupOf[path]; ok {
+			return g
+		}
+		g := int32(len(p.groups))
+		groupOf[path] = g
+		p.groups = append(p.groups, cleanLabel(path, 160))
+		perGroup = append(perGroup, 0)
+		return g
+	}
+	heading := int32(-1) // rg --heading: the current file
+	for i, l := range p.lines {
+		path, n, match := parseHit(l)
+		if path == "" && heading >= 0 {
+			if n = numberedHit(l); n > 0 {
+				match = true
+			}
+		}
+		switch {
+		case path != "" || (heading >= 0 && n > 0):
+			g := heading
+			if path != "" {
+				g = group(path)
+			}
+			p.cls[i].group = g
+			if match {
+				p.hitLine[i] = int32(n)
+			}
+			k := perGroup[g]
+			perGroup[g]++
+			switch {
+			case k == 0:
+				p.set(i, tierHigh, int(g), 0)
+			case k < 3:
+				p.set(i, tierContext, k*len(perGroup)+int(g), 0)
+			default:
+				p.set(i, tierFill, k, 0)
+			}
+			if !match {
+				// A context line: after the matches of its file.
+				p.cls[i].tier = max(p.cls[i].tier, tierFill)
+				p.cls[i].rank += 1 << 20
+			}
+		case isSearchSummary(l):
+			p.set(i, tierCritical, 0, catOther)
+		case strings.TrimSpace(l) == "--":
+			p.set(i, tierNoise, 0, catOther)
+			if heading >= 0 {
+				p.cls[i].group = heading
+			}
+		case isPathLine(l) || strings.HasSuffix(trimRight(l), " matches)") || strings.HasSuffix(trimRight(l), " match)"):
+			// A heading: rg --heading, or SWE-agent's "/path (3 matches)".
+			name := strings.TrimSpace(l)
+			if k := strings.LastIndex(name, " ("); k > 0 {
+				name = name[:k]
+			}
+			heading = group(name)
+			p.cls[i].group = heading
+			p.set(i, tierHigh, int(heading), 0)
+		case strings.TrimSpace(l) == "":
+			heading = -1
+		default:
+			p.set(i, tierFill, i, catOther)
+		}
+	}
+	p.headTail(2, 2)
+}
+
+// numberedHit parses the "12:text" / "12-text" lines of rg --heading.
+func numberedHit(l string) int {
+	d := digits(l)
+	if d == 0 || d > 9 || d >= len(l) || (l[d] != ':' && l[d] != '-') {
+		return 0
+	}
+	return lineNumber(l[:d])
+}
+
+// isSearchSummary matches the count lines search tools print.
+func isSearchSummary(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "No matches") || strings.HasPrefix(t, "No files found") ||
+		strings.HasPrefix(t, "End of matches") || strings.HasPrefix(t, "Binary file ") && strings.HasSuffix(t, " matches") ||
+		looksLikeMarker(t)
+}
+
+// classifyListing groups directory listings by directory: the first entry of
+// every directory is high, then entries round-robin across directories.
+// Forms read: path lists (find, git ls-files, Glob), `tree`, `ls -l` and
+// `ls -R` (with "dir:" headers), and indented lists ("- name" per level).
+func classifyListing(p *plan) {
+	p.groups = []string{}
+	p.groupUnit = "entries"
+	p.groupSplit = 2
+	p.markCost = 64
+	catOther := p.category("output")
+	groupOf := make(map[string]int32)
+	var perGroup []int
+	group := func(dir string) int32 {
+		if g, ok := groupOf[dir]; ok {
+			return g
+		}
+		g := int32(len(p.groups))
+		groupOf[dir] = g
+		p.groups = append(p.groups, cleanLabel(dir, 160))
+		perGroup = append(perGroup, 0)
+		return g
+	}
+	type level struct {
+		depth int
+		name  string
+	}
+	var stack []level // tree / indented lists: the open directories
+	lsDir := ""       // ls -R: the current "dir:" header
+	for i, l := range p.lines {
+		t := strings.TrimSpace(l)
+		var dir string
+		switch {
+		case t == "":
+			stack = stack[:0]
+			continue
+		case isListingSummary(t):
+			p.set(i, tierCritical, 0, catOther)
+			continue
+		case strings.HasSuffix(t, ":") && !strings.Contains(t, " ") && len(t) > 1:
+			lsDir = strings.TrimSuffix(t, ":")
+			p.set(i, tierHigh, 0, catOther)
+			continue
+		case isLsLine(l):
+			dir = lsDir
+			if dir == "" {
+				dir = "./"
+			}
+		default:
+			if depth, name := nestedEntry(l); depth >= 0 {
+				for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
+					stack = stack[:len(stack)-1]
+				}
+				var b strings.Builder
+				for _, s := range stack {
+					b.WriteString(strings.TrimSuffix(s.name, "/"))
+					b.WriteByte('/')
+				}
+				dir = b.String()
+				if dir == "" {
+					dir = "./"
+				}
+				stack = append(stack, level{depth, name})
+			} else if isPathLine(l) {
+				dir = "./"
+				if k := strings.LastIndexAny(t, "/\\"); k >= 0 {
+					if k == len(t)-1 {
+						// "src/a/" itself: list it under its parent.
+						if k2 := strings.LastIndexAny(t[:k], "/\\"); k2 >= 0 {
+							dir = t[:k2+1]
+						}
+					} else {
+						dir = t[:k+1]
+					}
+				}
+			} else {
+				p.set(i, tierFill, i, catOther)
+				continue
+			}
+		}
+		g := group(dir)
+		p.cls[i].group = g
+		if strings.HasSuffix(t, " .") || strings.HasSuffix(t, " ..") {
+			// ls -a's "." and "..": after every real entry.
+			p.set(i, tierFill, 1<<20, 0)
+			continue
+		}
+		k := perGroup[g]
+		perGroup[g]++
+		switch {
+		case k == 0:
+			p.set(i, tierHigh, int(g), 0)
+		case k < 4:
+			p.set(i, tierContext, k*len(perGroup)+int(g), 0)
+		default:
+			p.set(i, tierFill, k, 0)
+		}
+	}
+	p.headTail(2, 3)
+}
+
+// nestedEntry reads a tree row or an indented "- name" row and returns its
+// depth (the column where the name starts) and the name, or -1.
+func nestedEntry(l string) (int, string) {
+	if d := treeDepth(l); d >= 0 {
+		return d, strings.TrimSpace(l[d:])
+	}
+	t := trimLeft(l)
+	if strings.HasPrefix(t, "- ") {
+		d := len(l) - len(t) + 2
+		return d, strings.TrimSpace(t[2:])
+	}
+	return -1, ""
+}
+
+// isListingSummary matches tree's "3 directories, 12 files", Glob's
+// "Found 12 files", truncation notes.
+func isListingSummary(t string) bool {
+	if d := digits(t); d > 0 {
+		rest := t[d:]
+		if strings.HasPrefix(rest, " director") || strings.HasPrefix(rest, " file") {
+			return true
+		}
+	}
+	return strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "total ") && digits(t[6:]) == len(t)-6 ||
+		strings.HasPrefix(t, "There are more than ") || looksLikeMarker(t) || strings.HasPrefix(t, "(Results are truncated")
+}
