@@ -1,0 +1,122 @@
+package shadow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind separates the two families of values a Store keeps. Each kind has
+// its own TTL.
+type Kind string
+
+const (
+	// Original is an uncompressed tool result, keyed by its shadow id.
+	Original Kind = "original"
+	// Compressed is a compressed result, keyed by CacheKey.
+	Compressed Kind = "compressed"
+)
+
+// Default TTLs and byte cap.
+const (
+	DefaultOriginalTTL   = 5 * time.Hour
+	DefaultCompressedTTL = 24 * time.Hour
+	DefaultMaxBytes      = 256 << 20
+)
+
+// Limits on the arguments of Put and Get.
+const (
+	MaxTenantLen = 128
+	MaxKeyLen    = 256
+)
+
+// Store keeps values per tenant. Implementations are safe for concurrent
+// use. Get returns ErrNotFound (wrapped or bare) for missing, expired and
+// other-tenant keys; any other error means the store could not answer.
+// Put on an existing key replaces the value and restarts its TTL.
+type Store interface {
+	Put(ctx context.Context, tenant string, kind Kind, key string, value []byte) error
+	Get(ctx context.Context, tenant string, kind Kind, key string) ([]byte, error)
+	Close() error
+}
+
+// Toucher is implemented by stores that can restart an entry's TTL without
+// rewriting its value (Memory, Redis). Touch returns ErrNotFound when the
+// entry is gone.
+type Toucher interface {
+	Touch(ctx context.Context, tenant string, kind Kind, key string) error
+}
+
+// Keep makes sure value is stored under key with a fresh TTL, sending the
+// value only when needed: it touches the entry when the store is a Toucher
+// and puts value when the entry is missing or the store cannot touch. An
+// existing entry is not rewritten, so the key must determine the value
+// (shadow ids and cache keys do). A Touch error other than ErrNotFound is
+// returned as is, without a Put.
+//
+// Use it for the original when a cached compressed result is reused: the
+// compressed entry (24 h by default) outlives the original (5 h), and a
+// reference whose original has expired cannot be expanded.
+func Keep(ctx context.Context, s Store, tenant string, kind Kind, key string, value []byte) error {
+	if t, ok := s.(Toucher); ok {
+		err := t.Touch(ctx, tenant, kind, key)
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return s.Put(ctx, tenant, kind, key, value)
+}
+
+var (
+	// ErrNotFound: no value for this tenant, kind and key (never stored,
+	// expired, evicted, or stored by another tenant).
+	ErrNotFound = errors.New("shadow: not found")
+	// ErrInvalid: a malformed tenant, kind or key.
+	ErrInvalid = errors.New("shadow: invalid argument")
+	// ErrTooLarge: the entry alone exceeds the store's byte cap.
+	ErrTooLarge = errors.New("shadow: entry larger than the store")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("shadow: store closed")
+)
+
+// kindIndex maps a Kind to 0 (Original) or 1 (Compressed).
+func kindIndex(k Kind) (int, bool) {
+	switch k {
+	case Original:
+		return 0, true
+	case Compressed:
+		return 1, true
+	}
+	return 0, false
+}
+
+// checkArgs validates tenant, kind and key. A tenant is 1..128 bytes of
+// [A-Za-z0-9_.-] (what Tenant returns always is); a key is 1..256 bytes.
+// Keeping ':' out of tenants keeps Redis keys of different tenants apart.
+func checkArgs(tenant string, kind Kind, key string) (int, error) {
+	ki, ok := kindIndex(kind)
+	if !ok {
+		return 0, fmt.Errorf("%w: kind %q", ErrInvalid, kind)
+	}
+	if tenant == "" || len(tenant) > MaxTenantLen {
+		return 0, fmt.Errorf("%w: tenant length %d", ErrInvalid, len(tenant))
+	}
+	for i := 0; i < len(tenant); i++ {
+		if c := tenant[i]; !isNameByte(c) && c != '.' && c != '-' {
+			return 0, fmt.Errorf("%w: tenant has byte %#x", ErrInvalid, c)
+		}
+	}
+	if key == "" || len(key) > MaxKeyLen {
+		return 0, fmt.Errorf("%w: key length %d", ErrInvalid, len(key))
+	}
+	return ki, nil
+}
+
+// orDefault returns d when v is zero or negative.
+func orDefault(v, d time.Duration) time.Duration {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
