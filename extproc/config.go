@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -36,6 +37,10 @@ type ServerConfig struct {
 	AdminAddr       string   `json:"admin_addr"`
 	MaxRecvMsgBytes int      `json:"max_recv_msg_bytes"`
 	ShutdownGrace   Duration `json:"shutdown_grace"`
+	// ReplayURL is Envoy's replay listener: same routes, ext_proc disabled.
+	// Requests toolproc must send itself go there, never to a provider.
+	ReplayURL     string   `json:"replay_url"`
+	ReplayTimeout Duration `json:"replay_timeout"`
 }
 
 // LogConfig selects the slog handler.
@@ -193,6 +198,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownGrace < 0 {
 		bad("server.shutdown_grace", "must not be negative")
+	}
+	if u, err := url.Parse(c.Server.ReplayURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("server.replay_url", "must be an http(s) URL of Envoy's replay listener, got %q", c.Server.ReplayURL)
+	}
+	if c.Server.ReplayTimeout <= 0 {
+		bad("server.replay_timeout", "must be positive")
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "must be one of debug, info, warn, error; got %q", c.Log.Level)

@@ -14,6 +14,8 @@ type Metrics struct {
 	BodyBytes       *prometheus.CounterVec // direction, stage
 	UnknownProfile  prometheus.Counter
 	Responses       *prometheus.CounterVec   // dialect, action
+	Replays         *prometheus.CounterVec   // purpose, outcome
+	ReplaySeconds   *prometheus.HistogramVec // purpose
 	Duration        *prometheus.HistogramVec // phase
 }
 
@@ -62,6 +64,13 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		Responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_responses_total", Help: "Successful answers to processed requests, by dialect and repair action (stream_normalized, json_to_sse, json_checked, passthrough_encoded).",
 		}, []string{"dialect", "action"}),
+		Replays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_replays_total", Help: "Requests toolproc sent itself through Envoy's replay listener, by purpose and outcome (2xx, 4xx, 5xx, error).",
+		}, []string{"purpose", "outcome"}),
+		ReplaySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolproc_replay_seconds", Help: "Time to the response headers of a replay, by purpose.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
+		}, []string{"purpose"}),
 		UnknownProfile: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "toolproc_unknown_profile_total", Help: "Requests that named a profile not in the config; the default profile was used.",
 		}),
@@ -72,6 +81,6 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"phase"}),
 	}
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
-		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Duration)
+		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration)
 	return m
 }
