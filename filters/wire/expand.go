@@ -1,0 +1,396 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// ExpandToolName is the injected tool's name.
+const ExpandToolName = "expand_context"
+
+// ErrToolsShape means the request's tools list (or Bedrock toolConfig) is
+// present but not of the type its API defines, so there is nowhere safe to
+// add a tool; the body is left as it was.
+var ErrToolsShape = errors.New("tools list has an unexpected shape")
+
+// The tool's wording and schema are fixed: the tools list is part of every
+// provider's prompt-cache prefix, so the injected bytes must be the same on
+// every request of every turn (peers.md §4).
+const (
+	expandDescription = "Return the full original text of a tool result that was shortened to save context. " +
+		"A shortened result says so and names its id; call this only when the part that was left out is needed."
+	expandIDDescription = `The id named in the shortened tool result, e.g. "sh_0123456789abcdef0123456789abcdef".`
+)
+
+var (
+	quotedName   = string(QuoteString(ExpandToolName))
+	quotedDesc   = string(QuoteString(expandDescription))
+	quotedIDDesc = string(QuoteString(expandIDDescription))
+	idProperties = `"properties":{"id":{"type":"string","description":` + quotedIDDesc + `}},"required":["id"]`
+	nameAndDesc  = `"name":` + quotedName + `,"description":` + quotedDesc
+	expandSchema = `{"type":"object",` + idProperties + `,"additionalProperties":false}`
+	geminiSchema = `{"type":"object",` + idProperties + `}`
+)
+
+// The definitions, one per wire form. expandSchema sets
+// additionalProperties false with every property required, which is what
+// OpenAI strict mode asks for, so it works whether or not strict is on.
+// Gemini's Schema is an OpenAPI subset without additionalProperties (older
+// API versions reject unknown schema fields), hence geminiSchema.
+var (
+	expandToolOpenAIChat      = `{"type":"function","function":{` + nameAndDesc + `,"parameters":` + expandSchema + `}}`
+	expandFunctionLegacy      = `{` + nameAndDesc + `,"parameters":` + expandSchema + `}`
+	expandToolOpenAIResponses = `{"type":"function",` + nameAndDesc + `,"parameters":` + expandSchema + `}`
+	expandToolAnthropic       = `{` + nameAndDesc + `,"input_schema":` + expandSchema + `}`
+	expandDeclGemini          = `{` + nameAndDesc + `,"parameters":` + geminiSchema + `}`
+	expandToolBedrock         = `{"toolSpec":{` + nameAndDesc + `,"inputSchema":{"json":` + expandSchema + `}}}`
+)
+
+// ExpandToolJSON returns the tool definition InjectExpandTool adds for d,
+// in the form that goes into the tools list (for Gemini: one entry of
+// functionDeclarations). It is "" for an unknown dialect.
+func ExpandToolJSON(d Dialect) string {
+	switch d {
+	case OpenAIChat:
+		return expandToolOpenAIChat
+	case OpenAIResponses:
+		return expandToolOpenAIResponses
+	case Anthropic:
+		return expandToolAnthropic
+	case Gemini:
+		return expandDeclGemini
+	case Bedrock:
+		return expandToolBedrock
+	}
+	return ""
+}
+
+// InjectExpandTool adds the expand_context tool definition to the request
+// in dialect d, appended at the end of the existing tools list so that the
+// earlier tools, and a provider's cached prefix up to them, stay
+// byte-identical. It creates the list (the Bedrock toolConfig, a Gemini
+// tools entry) when absent, and is a no-op (changed=false) when a tool
+// named expand_context is already there. Every other byte is kept: the
+// definition is spliced in at gjson offsets. On error body is returned
+// unchanged.
+//
+// Where it goes:
+//   - OpenAI Chat: tools[] (or, for a request that uses only the deprecated
+//     functions[], that list in the legacy shape);
+//   - Responses and Anthropic: tools[];
+//   - Gemini: the last tools[] entry that has functionDeclarations (or
+//     function_declarations); else a new {"functionDeclarations":[…]} entry
+//     at the end of tools[];
+//   - Bedrock: toolConfig.tools[].
+//
+// New keys ("tools", "toolConfig") are added as the last member of their
+// object.
+func InjectExpandTool(d Dialect, body []byte) (out []byte, changed bool, err error) {
+	if !d.Valid() {
+		return body, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
+	}
+	if !gjson.ValidBytes(body) {
+		return body, false, ErrNotJSON
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return body, false, ErrNotJSON
+	}
+	root.Index = rootIndex(body)
+	if hasExpandTool(d, root) {
+		return body, false, nil
+	}
+	switch d {
+	case OpenAIChat:
+		tools, fns := root.Get("tools"), root.Get("functions")
+		if !tools.Exists() && fns.IsArray() {
+			out, err = addToList(body, root, "functions", expandFunctionLegacy)
+		} else {
+			out, err = addToList(body, root, "tools", expandToolOpenAIChat)
+		}
+	case OpenAIResponses:
+		out, err = addToList(body, root, "tools", expandToolOpenAIResponses)
+	case Anthropic:
+		out, err = addToList(body, root, "tools", expandToolAnthropic)
+	case Gemini:
+		out, err = injectGemini(body, root)
+	case Bedrock:
+		tc := root.Get("toolConfig")
+		switch {
+		case !tc.Exists() || tc.Type == gjson.Null:
+			out, err = setMember(body, root, "toolConfig", `{"tools":[`+expandToolBedrock+`]}`)
+		case tc.IsObject():
+			out, err = addToList(body, tc, "tools", expandToolBedrock)
+		default:
+			err = ErrToolsShape
+		}
+	}
+	if err != nil {
+		return body, false, fmt.Errorf("inject %s: %w", ExpandToolName, err)
+	}
+	if !gjson.ValidBytes(out) {
+		return body, false, fmt.Errorf("inject %s: %w: result is not valid JSON", ExpandToolName, ErrBadEdit)
+	}
+	return out, true, nil
+}
+
+// injectGemini adds the declaration to the last tools entry that already
+// declares functions: Gemini models have limits on how many tool entries
+// (and which mixes of built-in and function tools) one request may carry,
+// so joining an existing declaration list is the least surprising place.
+func injectGemini(body []byte, root gjson.Result) ([]byte, error) {
+	tools := root.Get("tools")
+	if !tools.IsArray() {
+		return addToList(body, root, "tools", `{"functionDeclarations":[`+expandDeclGemini+`]}`)
+	}
+	var decls gjson.Result
+	tools.ForEach(func(_, entry gjson.Result) bool {
+		for _, k := range []string{"functionDeclarations", "function_declarations"} {
+			if v := entry.Get(k); v.IsArray() {
+				decls = v
+				break
+			}
+		}
+		return true
+	})
+	if decls.Exists() {
+		return appendElem(body, decls, expandDeclGemini)
+	}
+	return appendElem(body, tools, `{"functionDeclarations":[`+expandDeclGemini+`]}`)
+}
+
+// hasExpandTool reports whether the request already offers a tool named
+// expand_context, in any of the places a tool name can sit for d.
+func hasExpandTool(d Dialect, root gjson.Result) bool {
+	found := false
+	check := func(list gjson.Result, paths ...string) {
+		list.ForEach(func(_, t gjson.Result) bool {
+			for _, p := range paths {
+				if n := t.Get(p); n.Type == gjson.String && n.Str == ExpandToolName {
+					found = true
+					return false
+				}
+			}
+			return true
+		})
+	}
+	switch d {
+	case OpenAIChat:
+		check(root.Get("tools"), "function.name", "custom.name", "name")
+		check(root.Get("functions"), "name")
+	case OpenAIResponses, Anthropic:
+		check(root.Get("tools"), "name")
+	case Gemini:
+		root.Get("tools").ForEach(func(_, entry gjson.Result) bool {
+			check(entry.Get("functionDeclarations"), "name")
+			check(entry.Get("function_declarations"), "name")
+			return !found
+		})
+	case Bedrock:
+		check(root.Get("toolConfig.tools"), "toolSpec.name")
+	}
+	return found
+}
+
+// addToList appends elem to the array obj[key], creating the array as the
+// last member of obj when the key is missing or null.
+func addToList(body []byte, obj gjson.Result, key, elem string) ([]byte, error) {
+	list := obj.Get(key)
+	switch {
+	case !list.Exists() || list.Type == gjson.Null:
+		return setMember(body, obj, key, "["+elem+"]")
+	case list.IsArray():
+		return appendElem(body, list, elem)
+	}
+	return nil, fmt.Errorf("%w: %s is %s", ErrToolsShape, key, list.Type)
+}
+
+// setMember sets obj[key] = raw: a null value is replaced in place, a
+// missing key is added after the last member.
+func setMember(body []byte, obj gjson.Result, key, raw string) ([]byte, error) {
+	if v := obj.Get(key); v.Exists() {
+		if v.Type != gjson.Null {
+			return nil, fmt.Errorf("%w: %s is %s", ErrToolsShape, key, v.Type)
+		}
+		s, err := locate(body, v)
+		if err != nil {
+			return nil, err
+		}
+		return Apply(body, []Edit{{Span: s, Raw: []byte(raw)}})
+	}
+	return insertBeforeClose(body, obj, string(QuoteString(key))+":"+raw)
+}
+
+// appendElem inserts elem as the last element of the array arr.
+func appendElem(body []byte, arr gjson.Result, elem string) ([]byte, error) {
+	return insertBeforeClose(body, arr, elem)
+}
+
+// insertBeforeClose inserts raw right before the closing bracket of the
+// object or array v, with a comma when v is not empty. Nothing before the
+// bracket moves.
+func insertBeforeClose(body []byte, v gjson.Result, raw string) ([]byte, error) {
+	s, err := locate(body, v)
+	if err != nil {
+		return nil, err
+	}
+	// A root value's Raw runs to the end of the body, trailing space
+	// included; the bracket is the last non-space byte.
+	end := s.End - 1
+	for end > s.Start && isSpace(body[end]) {
+		end--
+	}
+	empty := true
+	v.ForEach(func(_, _ gjson.Result) bool {
+		empty = false
+		return false
+	})
+	if !empty {
+		raw = "," + raw
+	}
+	return Apply(body, []Edit{{Span: Span{Start: end, End: end}, Raw: []byte(raw)}})
+}
+
+// locate returns v's span in body, refusing to guess: gjson leaves Index 0
+// for values it computed rather than found, so the bytes must match.
+func locate(body []byte, v gjson.Result) (Span, error) {
+	s := span(v)
+	if v.Raw == "" || s.Start < 0 || s.End > len(body) || string(body[s.Start:s.End]) != v.Raw {
+		return Span{}, fmt.Errorf("%w: cannot locate value in body", ErrBadEdit)
+	}
+	return s, nil
+}
+
+// rootIndex is where the top-level value starts (after leading space), so
+// that children found from the root carry absolute offsets.
+func rootIndex(body []byte) int {
+	for i, b := range body {
+		if !isSpace(b) {
+			return i
+		}
+	}
+	return 0
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// ExpandCall is one expand_context call found in a model answer.
+type ExpandCall struct {
+	CallID string // the call's id (Gemini without ids: the tool name; legacy OpenAI function_call: the name)
+	ID     string // the shadow id argument; "" when the arguments are malformed
+	Index  int    // position among the answer's tool calls
+}
+
+// FindExpandCalls lists the expand_context calls in a complete
+// (non-streaming) answer body of dialect d, and reports how many tool calls
+// the answer makes in all, so callers can tell whether the model asked only
+// for expansions. Where calls are read (wire-formats.md §2–3):
+//   - OpenAI Chat: choices[0].message.tool_calls[] (function and custom),
+//     then the legacy message.function_call;
+//   - Anthropic: content[] blocks of type tool_use (server_tool_use blocks
+//     run at the provider and are not counted);
+//   - Responses: output[] items a client must answer: function_call and the
+//     other *_call items carrying a call_id, and mcp_approval_request
+//     (server-run web_search_call, mcp_call, … are not counted);
+//   - Gemini: candidates[0].content.parts[] functionCall / function_call;
+//   - Bedrock Converse: output.message.content[] toolUse.
+func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls int, err error) {
+	if !d.Valid() {
+		return nil, 0, fmt.Errorf("find %s calls: unknown dialect %q", ExpandToolName, d)
+	}
+	if !gjson.ValidBytes(answer) {
+		return nil, 0, ErrNotJSON
+	}
+	root := gjson.ParseBytes(answer)
+	if !root.IsObject() {
+		return nil, 0, ErrNotJSON
+	}
+	seen := func(callID, name string, args gjson.Result) {
+		if name == ExpandToolName {
+			calls = append(calls, ExpandCall{CallID: callID, ID: expandArg(args), Index: totalCalls})
+		}
+		totalCalls++
+	}
+	switch d {
+	case OpenAIChat:
+		msg := root.Get("choices.0.message")
+		msg.Get("tool_calls").ForEach(func(_, c gjson.Result) bool {
+			if f := c.Get("function"); f.Exists() {
+				seen(c.Get("id").String(), f.Get("name").String(), f.Get("arguments"))
+			} else {
+				seen(c.Get("id").String(), c.Get("custom.name").String(), c.Get("custom.input"))
+			}
+			return true
+		})
+		if fc := msg.Get("function_call"); fc.IsObject() {
+			name := fc.Get("name").String()
+			seen(name, name, fc.Get("arguments"))
+		}
+	case Anthropic:
+		root.Get("content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").String() == "tool_use" {
+				seen(b.Get("id").String(), b.Get("name").String(), b.Get("input"))
+			}
+			return true
+		})
+	case OpenAIResponses:
+		root.Get("output").ForEach(func(_, it gjson.Result) bool {
+			typ := it.Get("type").String()
+			switch {
+			case typ == "function_call":
+				seen(it.Get("call_id").String(), it.Get("name").String(), it.Get("arguments"))
+			case typ == "mcp_approval_request":
+				seen(it.Get("id").String(), "", gjson.Result{})
+			case strings.HasSuffix(typ, "_call") && it.Get("call_id").Exists():
+				seen(it.Get("call_id").String(), "", gjson.Result{})
+			}
+			return true
+		})
+	case Gemini:
+		root.Get("candidates.0.content.parts").ForEach(func(_, p gjson.Result) bool {
+			fc := p.Get("functionCall")
+			if !fc.Exists() {
+				fc = p.Get("function_call")
+			}
+			if fc.IsObject() {
+				name := fc.Get("name").String()
+				id := fc.Get("id").String()
+				if id == "" {
+					id = name
+				}
+				seen(id, name, fc.Get("args"))
+			}
+			return true
+		})
+	case Bedrock:
+		root.Get("output.message.content").ForEach(func(_, b gjson.Result) bool {
+			if tu := b.Get("toolUse"); tu.IsObject() {
+				seen(tu.Get("toolUseId").String(), tu.Get("name").String(), tu.Get("input"))
+			}
+			return true
+		})
+	}
+	return calls, totalCalls, nil
+}
+
+// expandArg reads the id argument from arguments that are either an object
+// (Anthropic, Gemini, Bedrock) or a string holding a JSON object (OpenAI
+// Chat and Responses). Anything else is malformed and gives "".
+func expandArg(args gjson.Result) string {
+	if args.Type == gjson.String {
+		if !gjson.Valid(args.Str) {
+			return ""
+		}
+		args = gjson.Parse(args.Str)
+	}
+	if !args.IsObject() {
+		return ""
+	}
+	if id := args.Get("id"); id.Type == gjson.String {
+		return id.Str
+	}
+	return ""
+}
