@@ -1,0 +1,117 @@
+package extproc
+
+import (
+	"testing"
+
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/tidwall/gjson"
+)
+
+var fuzzModes = []extprocfilterv3.ProcessingMode_BodySendMode{modeNone, modeStreamed, modeBuffered, modePartial, modeDuplex}
+
+// FuzzExchange drives the exchange state machine with arbitrary modes,
+// paths, bodies and chunkings, as Envoy would deliver them. It must never
+// panic; outside FULL_DUPLEX_STREAMED every body message gets exactly one
+// answer of the matching kind once the body has ended (Envoy fails the
+// request on a missing, extra or mismatched answer, envoy-extproc.md §1);
+// inside it, the answers end the body with end_of_stream; a whole valid
+// JSON request leaves as valid JSON.
+func FuzzExchange(f *testing.F) {
+	f.Add(uint8(2), uint8(4), uint8(0), []byte(`{"messages":[{"role":"tool","tool_call_id":"a","content":"x\ny"}]}`), []byte("data: {\"choices\":[]}\n\ndata: [DONE]\n\n"), uint8(7))
+	f.Add(uint8(1), uint8(1), uint8(1), openAIBody(bigToolOutput()[:9000]), []byte("event: message_start\ndata: {}\n\n"), uint8(3))
+	f.Add(uint8(4), uint8(2), uint8(2), []byte(`not json`), []byte(`{"id":"x","object":"chat.completion"}`), uint8(1))
+	paths := []string{"/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/models"}
+	cts := []string{"text/event-stream", "application/json", "text/plain"}
+	f.Fuzz(func(t *testing.T, reqSel, respSel, pathSel uint8, reqBody, respBody []byte, step uint8) {
+		reqMode, respMode := fuzzModes[int(reqSel)%len(fuzzModes)], fuzzModes[int(respSel)%len(fuzzModes)]
+		if reqMode == modeNone || reqMode == modePartial {
+			reqMode = modeBuffered
+		}
+		path := paths[int(pathSel)%len(paths)]
+		ct := cts[int(pathSel/4)%len(cts)]
+		n := int(step%64) + 1
+		s := testServer(t, "profiles: {default: {stream: {xml_tool_calls: true}}}")
+		x := newTestExchange(s)
+
+		x.handle(reqHeaders(path, reqMode, respMode))
+		reqOut := sendBody(t, x, reqMode, reqBody, n, true)
+		if reqMode == modeBuffered && gjson.ValidBytes(reqBody) && reqOut != nil && !gjson.ValidBytes(reqOut) {
+			t.Fatalf("valid request JSON left invalid: %q", reqOut)
+		}
+		r := x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
+			ResponseHeaders: hdrs(":status", "200", "content-type", ct),
+		}})
+		if len(r) != 1 || r[0].GetResponseHeaders() == nil {
+			t.Fatalf("response headers answered with %v", r)
+		}
+		if respMode != modeNone {
+			sendBody(t, x, respMode, respBody, n, false)
+		}
+	})
+}
+
+// sendBody delivers body in chunks of n bytes (plus an empty final chunk
+// when n is even) and checks the answers; it returns what Envoy would
+// forward (nil when it cannot be reconstructed simply).
+func sendBody(t *testing.T, x *exchange, mode extprocfilterv3.ProcessingMode_BodySendMode, body []byte, n int, req bool) []byte {
+	t.Helper()
+	var chunks [][]byte
+	if mode == modeBuffered {
+		chunks = [][]byte{body}
+	} else {
+		for i := 0; i < len(body); i += n {
+			chunks = append(chunks, body[i:min(i+n, len(body))])
+		}
+		if n%2 == 0 || len(chunks) == 0 {
+			chunks = append(chunks, nil)
+		}
+	}
+	var answers []*extprocv3.ProcessingResponse
+	for i, c := range chunks {
+		var m *extprocv3.ProcessingRequest
+		if req {
+			m = reqBody(c, i == len(chunks)-1)
+		} else {
+			m = respBody(c, i == len(chunks)-1)
+		}
+		answers = append(answers, x.handle(m)...)
+	}
+	var out []byte
+	sawEOS := false
+	for _, a := range answers {
+		br := a.GetResponseBody()
+		if req {
+			br = a.GetRequestBody()
+		}
+		if a.GetImmediateResponse() != nil {
+			return nil
+		}
+		if br == nil {
+			t.Fatalf("answer of the wrong kind: %v", a)
+		}
+		bm := br.GetResponse().GetBodyMutation()
+		if sr := bm.GetStreamedResponse(); sr != nil {
+			if mode != modeDuplex {
+				t.Fatal("streamed_response outside FULL_DUPLEX_STREAMED is spurious")
+			}
+			if sawEOS {
+				t.Fatal("data after end_of_stream")
+			}
+			out = append(out, sr.Body...)
+			sawEOS = sr.EndOfStream
+		} else if mode == modeDuplex {
+			t.Fatal("FULL_DUPLEX_STREAMED answers must carry streamed_response")
+		}
+	}
+	if mode == modeDuplex {
+		if !sawEOS {
+			t.Fatal("FULL_DUPLEX_STREAMED body never ended")
+		}
+		return out
+	}
+	if len(answers) != len(chunks) {
+		t.Fatalf("%d body messages, %d answers", len(chunks), len(answers))
+	}
+	return forwarded(chunks, answers, req)
+}
