@@ -12,8 +12,6 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/stream"
 	"github.com/toolproc/toolproc/filters/wire"
@@ -39,13 +37,7 @@ type exchange struct {
 	report *pipeline.Report
 
 	// What the client asked for, read from the request body; nil until then.
-	clientAsk *clientAsk
-}
-
-// clientAsk is what the request says about the answer the client expects.
-type clientAsk struct {
-	stream       bool
-	includeUsage bool
+	clientAsk *wire.ClientAsk
 }
 
 func newExchange(s *Server, p *compiledProfile) *exchange {
@@ -190,7 +182,7 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	}
 	hm := h.GetHeaders()
 	status := getHeader(hm, ":status")
-	ct := strings.ToLower(getHeader(hm, "content-type"))
+	ct := getHeader(hm, "content-type")
 	enc := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
 	if status != "200" {
 		return resp
@@ -200,41 +192,22 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 		x.srv.metrics.Responses.WithLabelValues(d, "passthrough_encoded").Inc()
 		return resp
 	}
-	opts := stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls, IncludeUsage: x.clientAsk.includeUsage}
-	var mutation *extprocv3.HeaderMutation
-	switch isSSE, isJSON := strings.HasPrefix(ct, "text/event-stream"), strings.Contains(ct, "json"); {
-	case isSSE:
-		n := newNormalizer(x.dialect, opts)
-		if n == nil {
-			return resp
-		}
-		x.resp.transform = n
-		x.srv.metrics.Responses.WithLabelValues(d, "stream_normalized").Inc()
-		mutation = &extprocv3.HeaderMutation{}
-	case isJSON && x.dialect == wire.OpenAIChat && x.clientAsk.stream:
-		// The client asked for a stream and got JSON (some compatible
-		// servers ignore stream:true): convert, so its SDK sees a stream.
+	repair, ok := stream.PlanRepair(x.dialect, ct, *x.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
+	if !ok {
+		return resp
+	}
+	x.srv.metrics.Responses.WithLabelValues(d, repair.Action).Inc()
+	mutation := &extprocv3.HeaderMutation{}
+	if repair.Stream != nil {
+		x.resp.transform = repair.Stream
+	} else {
 		x.resp.rewrite = func(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
-			if sse, ok := stream.OpenAIChatJSONToSSE(body, opts); ok {
-				return sse, true, nil
-			}
-			// The headers already say text/event-stream: a body that is not a
-			// chat.completion still has to arrive as a stream the client's SDK
-			// ends cleanly, so it travels inside an error chunk.
-			x.srv.metrics.Responses.WithLabelValues(d, "json_to_sse_error").Inc()
-			return unexpectedJSONAsSSE(body), true, nil
-		}
-		x.srv.metrics.Responses.WithLabelValues(d, "json_to_sse").Inc()
-		mutation = &extprocv3.HeaderMutation{SetHeaders: []*corev3.HeaderValueOption{setHeader("content-type", "text/event-stream")}}
-	case isJSON && x.dialect == wire.OpenAIChat:
-		x.resp.rewrite = func(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
-			out, changed := stream.FixOpenAIChatJSON(body, opts)
+			out, changed := repair.Whole(body)
 			return out, changed, nil
 		}
-		x.srv.metrics.Responses.WithLabelValues(d, "json_checked").Inc()
-		mutation = &extprocv3.HeaderMutation{}
-	default:
-		return resp
+	}
+	if repair.ContentType != "" {
+		mutation.SetHeaders = append(mutation.SetHeaders, setHeader("content-type", repair.ContentType))
 	}
 	if x.resp.known && x.resp.mode != extprocfilterv3.ProcessingMode_BUFFERED {
 		// Streamed answers change length as they go; BUFFERED sets the exact
@@ -252,37 +225,11 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 			ResponseBodyMode: extprocfilterv3.ProcessingMode_STREAMED,
 		}
 		x.resp.mode = extprocfilterv3.ProcessingMode_STREAMED
-		mutation.RemoveHeaders = append(mutation.RemoveHeaders, "content-length")
 	}
 	if len(mutation.SetHeaders) > 0 || len(mutation.RemoveHeaders) > 0 {
 		cr.HeaderMutation = mutation
 	}
 	return resp
-}
-
-// unexpectedJSONAsSSE wraps a 200 answer that is not a chat.completion in an
-// OpenAI error chunk and [DONE]. The original travels in error.body (as JSON
-// when it is JSON, else as a string) so nothing is lost.
-func unexpectedJSONAsSSE(body []byte) []byte {
-	raw := body
-	if !gjson.ValidBytes(body) {
-		raw = wire.QuoteString(string(body))
-	}
-	chunk := `{"error":{"message":"upstream answered a streaming request with a non-stream body","type":"upstream_error","body":` + string(raw) + `}}`
-	return []byte("data: " + chunk + "\n\ndata: [DONE]\n\n")
-}
-
-// newNormalizer returns the stream repair for a dialect, or nil.
-func newNormalizer(d wire.Dialect, opts stream.Options) streamTransform {
-	switch d {
-	case wire.OpenAIChat:
-		return stream.NewOpenAIChat(opts)
-	case wire.Anthropic:
-		return stream.NewAnthropic(opts)
-	case wire.OpenAIResponses:
-		return stream.NewOpenAIResponses(opts)
-	}
-	return nil
 }
 
 // rewriteRequest runs the profile's pipeline over a complete request body.
@@ -299,11 +246,8 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.log = x.log.With("dialect", string(x.dialect))
 	}
 	d := string(x.dialect)
-	if gjson.ValidBytes(body) {
-		x.clientAsk = &clientAsk{
-			stream:       gjson.GetBytes(body, "stream").Bool() || x.endpoint.Stream,
-			includeUsage: gjson.GetBytes(body, "stream_options.include_usage").Bool(),
-		}
+	if ask, ok := wire.AskOf(x.endpoint, body); ok {
+		x.clientAsk = &ask
 	}
 	out, rep, err := x.profile.pipeline.RunEndpoint(x.endpoint, body)
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))

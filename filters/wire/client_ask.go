@@ -1,0 +1,21 @@
+package wire
+
+import "github.com/tidwall/gjson"
+
+// ClientAsk is what a request says about the answer the client expects.
+type ClientAsk struct {
+	Stream       bool // the client reads a stream (body "stream":true, or a streaming endpoint)
+	IncludeUsage bool // OpenAI stream_options.include_usage
+}
+
+// AskOf reads ClientAsk from a request body; ok is false for a body that is
+// not JSON.
+func AskOf(ep Endpoint, body []byte) (ClientAsk, bool) {
+	if !gjson.ValidBytes(body) {
+		return ClientAsk{}, false
+	}
+	return ClientAsk{
+		Stream:       gjson.GetBytes(body, "stream").Bool() || ep.Stream,
+		IncludeUsage: gjson.GetBytes(body, "stream_options.include_usage").Bool(),
+	}, true
+}
