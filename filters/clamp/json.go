@@ -109,55 +109,15 @@ func (r *jsonRenderer) append(b []byte, v gjson.Result) []byte {
 	shape, maxLines := r.shape, r.maxLines
 	switch {
 	case v.IsObject():
-		b = append(b, '{')
-		n, total := 0, 0
-		v.ForEach(func(_, _ gjson.Result) bool { total++; return true })
-		v.ForEach(func(k, val gjson.Result) bool {
-			if n == shape.keys {
-				return false
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, k.Raw...)
-			b = append(b, ':')
-			b = r.append(b, val)
-			n++
-			return true
-		})
-		if total > n {
-			r.cut = true
-			if n > 0 {
-				b = append(b, ',')
-			}
+		return r.appendContainer(b, v, '{', '}', shape.keys, true, func(b []byte, omitted int) []byte {
 			b = append(b, wire.QuoteString("_toolproc_omitted_keys")...)
 			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(total-n), 10)
-		}
-		return append(b, '}')
-	case v.IsArray():
-		b = append(b, '[')
-		n, total := 0, 0
-		v.ForEach(func(_, _ gjson.Result) bool { total++; return true })
-		v.ForEach(func(_, val gjson.Result) bool {
-			if n == shape.items {
-				return false
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = r.append(b, val)
-			n++
-			return true
+			return strconv.AppendInt(b, int64(omitted), 10)
 		})
-		if total > n {
-			r.cut = true
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, wire.QuoteString("[… "+strconv.Itoa(total-n)+" more items omitted …]")...)
-		}
-		return append(b, ']')
+	case v.IsArray():
+		return r.appendContainer(b, v, '[', ']', shape.items, false, func(b []byte, omitted int) []byte {
+			return append(b, wire.QuoteString("[… "+strconv.Itoa(omitted)+" more items omitted …]")...)
+		})
 	case v.Type == gjson.String:
 		s := v.String()
 		if len(s) <= shape.strBytes && CountLines(s) <= maxLines && utf8.ValidString(s) {
@@ -169,6 +129,37 @@ func (r *jsonRenderer) append(b []byte, v gjson.Result) []byte {
 	default:
 		return append(b, v.Raw...)
 	}
+}
+
+// appendContainer renders an object (withKeys) or array, keeping its first
+// limit members and closing with a count of the rest, in one pass.
+func (r *jsonRenderer) appendContainer(b []byte, v gjson.Result, open, close byte, limit int, withKeys bool, omittedMarker func([]byte, int) []byte) []byte {
+	b = append(b, open)
+	kept, omitted := 0, 0
+	v.ForEach(func(k, val gjson.Result) bool {
+		if kept == limit {
+			omitted++
+			return true
+		}
+		if kept > 0 {
+			b = append(b, ',')
+		}
+		if withKeys {
+			b = append(b, k.Raw...)
+			b = append(b, ':')
+		}
+		b = r.append(b, val)
+		kept++
+		return true
+	})
+	if omitted > 0 {
+		r.cut = true
+		if kept > 0 {
+			b = append(b, ',')
+		}
+		b = omittedMarker(b, omitted)
+	}
+	return append(b, close)
 }
 
 // jsonFallback keeps the value's kind and carries a clamped text rendering.
