@@ -1,0 +1,298 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// Continuer resolves a turn whose tool calls include expand_context calls.
+type Continuer interface {
+	// Continue answers t's expand_context calls (looks the ids up, builds the
+	// continuation request, replays it) and returns the upstream's next
+	// answer: an SSE stream body of the same dialect. ok=false means no
+	// continuation (store down, replay failed, loop limit reached): the
+	// expander then ends the client's stream itself.
+	Continue(t wire.Turn) (body io.ReadCloser, ok bool)
+}
+
+// The expander sits after a normalizer and keeps expand_context calls (the
+// "phantom" calls toolproc answers itself) away from the client:
+//
+//   - everything passes through at once until the first tool-call event of a
+//     message; from there the message's events are held until it ends
+//     (events addressed to a block or item the client already has still pass:
+//     they belong to text that streamed before the calls);
+//   - at the end of the message, with no expand_context call held, the held
+//     events go out unchanged, in order;
+//   - with one, the message's turn is rebuilt in request form, everything
+//     held is dropped and the Continuer is asked for the continuation; its
+//     stream runs through a fresh normalizer and is spliced into the
+//     client's stream (dialect rules in expand_openai_chat.go,
+//     expand_anthropic.go, expand_responses.go), held and resolved the same
+//     way, as often as the Continuer agrees;
+//   - when the Continuer says no, the held events go out without the
+//     phantom calls, re-indexed, with a finish that fits what remains.
+//
+// Continue and the reads of the continuation body block the Write or Close
+// that reached the end of the message; that is the point of the exercise.
+
+// expDialect is the per-dialect half of the expander.
+type expDialect interface {
+	// event handles one event of the current stream (already normalized).
+	// It appends client bytes to x.out, holds, or, at the end of a message
+	// that called expand_context, sets x.pending.
+	event(x *expander, ev Event)
+	// streamEnd is called when the current stream's normalizer closed: a
+	// message still holding ends here.
+	streamEnd(x *expander)
+	// continuation prepares for the continuation stream: drops what is held,
+	// keeps the client-side offsets.
+	continuation(x *expander)
+	// fail ends the client's stream from what is held, phantoms removed.
+	fail(x *expander)
+}
+
+type expander struct {
+	d        expDialect
+	inner    Normalizer
+	newInner func() Normalizer
+	c        Continuer
+	emit     func([]byte)
+
+	dec     Decoder // splits the current normalizer's output into events
+	out     []byte
+	cont    bool       // the current stream is a continuation
+	pending *wire.Turn // a message ended calling expand_context
+	done    bool       // the client's stream ended after a continuation (or its refusal)
+	closed  bool
+}
+
+// NewExpanding wraps the normalizer of one response stream of dialect d
+// (wire.OpenAIChat, wire.Anthropic, wire.OpenAIResponses).
+// newInner makes a fresh normalizer for each continuation stream.
+// emit, when non-nil, receives continuation output as soon as it is
+// produced (FULL_DUPLEX_STREAMED can send it immediately); when nil,
+// continuation output is returned from the Write/Close call that triggered it.
+//
+// For another dialect, or without a Continuer, inner is returned as is.
+func NewExpanding(d wire.Dialect, inner Normalizer, newInner func() Normalizer, c Continuer, emit func([]byte)) Normalizer {
+	var h expDialect
+	switch d {
+	case wire.OpenAIChat:
+		h = &oaiExp{}
+	case wire.Anthropic:
+		h = &antExp{}
+	case wire.OpenAIResponses:
+		h = &respExp{}
+	default:
+		return inner
+	}
+	if inner == nil {
+		return inner
+	}
+	return &expander{d: h, inner: inner, newInner: newInner, c: c, emit: emit}
+}
+
+func (x *expander) Write(p []byte) []byte {
+	if x.closed || x.done {
+		return nil
+	}
+	x.feed(x.inner.Write(p))
+	x.settle()
+	return x.take()
+}
+
+func (x *expander) Close() []byte {
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	if x.done {
+		x.inner.Close()
+		return x.take()
+	}
+	x.feed(x.inner.Close())
+	x.endStream()
+	x.settle()
+	return x.take()
+}
+
+func (x *expander) take() []byte {
+	out := x.out
+	x.out = nil
+	return out
+}
+
+// feed runs the current normalizer's output through the dialect. Nothing
+// after the end of a message that called expand_context is looked at: that
+// stream is over for the client.
+func (x *expander) feed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	for _, ev := range x.dec.Feed(b) {
+		if x.pending != nil || x.done {
+			return
+		}
+		x.d.event(x, ev)
+	}
+}
+
+// endStream handles the current normalizer's last bytes.
+func (x *expander) endStream() {
+	if tail := x.dec.Flush(); tail != nil && x.pending == nil && !x.done {
+		x.d.event(x, *tail)
+	}
+	if x.pending == nil && !x.done {
+		x.d.streamEnd(x)
+	}
+}
+
+// flushEmit hands what is ready to emit, when there is one, so the client
+// gets bytes in order: everything before the continuation first.
+func (x *expander) flushEmit() {
+	if x.emit != nil && len(x.out) > 0 {
+		out := x.take()
+		x.emit(out)
+	}
+}
+
+// settle resolves pending turns: continuation after continuation until one
+// ends without expand_context or the Continuer says no.
+func (x *expander) settle() {
+	for x.pending != nil && !x.done {
+		t := *x.pending
+		x.pending = nil
+		x.flushEmit()
+		body, ok := x.ask(t)
+		var inner Normalizer
+		if ok && body != nil && x.newInner != nil {
+			inner = x.newInner()
+		}
+		if inner == nil {
+			if body != nil {
+				_ = body.Close()
+			}
+			x.d.fail(x)
+			x.done = true
+			x.flushEmit()
+			return
+		}
+		x.d.continuation(x)
+		x.cont = true
+		x.dec = Decoder{}
+		x.drain(inner, body)
+		x.flushEmit()
+		if x.pending == nil {
+			x.done = true
+		}
+	}
+}
+
+// ask calls the Continuer; a panic there is a refusal, not a crash.
+func (x *expander) ask(t wire.Turn) (body io.ReadCloser, ok bool) {
+	if x.c == nil {
+		return nil, false
+	}
+	defer func() {
+		if recover() != nil {
+			body, ok = nil, false
+		}
+	}()
+	return x.c.Continue(t)
+}
+
+// drain reads a continuation body through its normalizer until it ends or
+// its message calls expand_context again.
+func (x *expander) drain(inner Normalizer, body io.ReadCloser) {
+	defer func() { _ = body.Close() }()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := safeRead(body, buf)
+		if n > 0 {
+			x.feed(inner.Write(buf[:n]))
+			x.flushEmit()
+		}
+		if x.pending != nil || x.done || err != nil {
+			break
+		}
+	}
+	if x.pending == nil && !x.done {
+		x.feed(inner.Close())
+		x.endStream()
+	}
+}
+
+func safeRead(r io.Reader, buf []byte) (n int, err error) {
+	defer func() {
+		if recover() != nil {
+			n, err = 0, io.ErrUnexpectedEOF
+		}
+	}()
+	n, err = r.Read(buf)
+	if n < 0 || n > len(buf) {
+		n = 0
+	}
+	if n == 0 && err == nil {
+		// A reader may return 0, nil; a few of those in a row are fine, but
+		// never loop forever on one.
+		n, err = r.Read(buf)
+		if n <= 0 && err == nil {
+			err = io.ErrNoProgress
+		}
+		if n < 0 || n > len(buf) {
+			n = 0
+		}
+	}
+	return n, err
+}
+
+// expArgID reads the id argument from arguments that are a JSON object or a
+// string holding one; "" when malformed.
+func expArgID(args gjson.Result) string {
+	if args.Type == gjson.String {
+		if !gjson.Valid(args.Str) {
+			return ""
+		}
+		args = gjson.Parse(args.Str)
+	}
+	if !args.IsObject() {
+		return ""
+	}
+	if id := args.Get("id"); id.Type == gjson.String {
+		return id.Str
+	}
+	return ""
+}
+
+// expHeld is one held event: the bytes the client would get if it goes out
+// unchanged, its data as the client would get it, and what it is.
+type expHeld struct {
+	raw  []byte
+	name string // the SSE event name
+	id   string // the SSE id field
+	data []byte
+	kind string
+	idx  int // the client block / output index it addresses, -1 if none
+}
+
+// expQuote is a JSON string token.
+func expQuote(s string) []byte { return wire.QuoteString(s) }
+
+// expCompact makes a JSON text one line (SSE data of the OpenAI profile);
+// invalid input comes back as is.
+func expCompact(b []byte) []byte {
+	if !bytes.ContainsAny(b, "\r\n") {
+		return b
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
