@@ -2,13 +2,18 @@
 // goes to the model: a pass-through, a first-N-words strategy for testing, and
 // the structure-aware default (Structural) that recognises test logs,
 // tracebacks, search hits, file reads, JSON, diffs, directory listings and
-// logs and keeps the lines an agent acts on.
+// logs and keeps the lines an agent acts on, and LLM, which asks a model.
+// SkipSet names the tools whose results are never compressed.
 //
-// The package is pure: strings in, strings and a Report out. No network, no
-// goroutines, no clocks, no state between calls, no map iteration in any
-// output path. The same text and Hint always give the same bytes, which is
-// what keeps a rewritten tool result stable across turns and so keeps the
-// provider's prompt cache warm (compression-quality.md §3.5 rule 2).
+// Every strategy but LLM is pure: strings in, strings and a Report out. No
+// network, no goroutines, no clocks, no state between calls, no map
+// iteration in any output path. The same text and Hint always give the same
+// bytes, which is what keeps a rewritten tool result stable across turns and
+// so keeps the provider's prompt cache warm (compression-quality.md §3.5
+// rule 2). LLM talks to a model through a caller-supplied Completer, under
+// a concurrency bound and a rate limit; its answers are not deterministic,
+// so callers cache them by content (filters/shadow does), which gives the
+// same stability from the second turn on.
 //
 // Every omission is stated in-band with a count, in one of these forms (the
 // ellipsis is U+2026):
