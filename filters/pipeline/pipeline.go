@@ -34,7 +34,8 @@ type Change struct {
 // Report summarises one run.
 type Report struct {
 	Dialect  wire.Dialect
-	Results  int // tool results found
+	Model    string // the model the request names, "" when none
+	Results  int    // tool results found
 	Changes  []Change
 	BytesIn  int
 	BytesOut int
@@ -88,6 +89,7 @@ func (p *Pipeline) RunEndpoint(ep wire.Endpoint, body []byte) (out []byte, rep R
 		return body, rep, err
 	}
 	rep.Results = len(conv.Results)
+	rep.Model = conv.Model
 	out = body
 	for i, f := range p.filters {
 		edits, changes := f.Rewrite(conv)

@@ -1,0 +1,78 @@
+package shadow
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// ErrUnavailable is returned without calling the store while a Breaker is
+// open.
+var ErrUnavailable = errors.New("shadow: store unavailable (breaker open)")
+
+// DefaultCooldown is how long a Breaker stays open after a failure.
+const DefaultCooldown = 5 * time.Second
+
+// Breaker fronts a Store that can go away (Redis): after a failure every
+// call fails at once for a cooldown, then one call probes the store again.
+// A dead store then costs one timeout per cooldown instead of one per tool
+// result, which keeps requests inside Envoy's message_timeout while
+// compression degrades to the clamp.
+type Breaker struct {
+	store     Store
+	cooldown  time.Duration
+	openUntil atomic.Int64 // unix nanos; 0 = closed
+	now       func() time.Time
+}
+
+// NewBreaker wraps s; cooldown ≤ 0 means DefaultCooldown.
+func NewBreaker(s Store, cooldown time.Duration) *Breaker {
+	if cooldown <= 0 {
+		cooldown = DefaultCooldown
+	}
+	return &Breaker{store: s, cooldown: cooldown, now: time.Now}
+}
+
+// Open reports whether calls are being refused now.
+func (b *Breaker) Open() bool { return b.now().UnixNano() < b.openUntil.Load() }
+
+func (b *Breaker) do(call func() error) error {
+	if b.Open() {
+		return ErrUnavailable
+	}
+	err := call()
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		b.openUntil.Store(b.now().Add(b.cooldown).UnixNano())
+		return err
+	}
+	b.openUntil.Store(0)
+	return err
+}
+
+// Put implements Store.
+func (b *Breaker) Put(ctx context.Context, tenant string, kind Kind, key string, value []byte) error {
+	return b.do(func() error { return b.store.Put(ctx, tenant, kind, key, value) })
+}
+
+// Get implements Store.
+func (b *Breaker) Get(ctx context.Context, tenant string, kind Kind, key string) (v []byte, err error) {
+	err = b.do(func() error {
+		v, err = b.store.Get(ctx, tenant, kind, key)
+		return err
+	})
+	return v, err
+}
+
+// Touch implements Toucher; for a store that cannot touch it reports
+// ErrNotFound so Keep falls back to Put.
+func (b *Breaker) Touch(ctx context.Context, tenant string, kind Kind, key string) error {
+	t, ok := b.store.(Toucher)
+	if !ok {
+		return ErrNotFound
+	}
+	return b.do(func() error { return t.Touch(ctx, tenant, kind, key) })
+}
+
+// Close implements Store.
+func (b *Breaker) Close() error { return b.store.Close() }

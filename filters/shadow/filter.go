@@ -1,0 +1,349 @@
+package shadow
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// FilterName is the pipeline step's name in reports and metrics.
+const FilterName = "compress"
+
+// CompressOptions is a profile's compression policy, fixed at start.
+type CompressOptions struct {
+	Strategy compress.Strategy
+	// Fallback is tried when Strategy does not make a result strictly
+	// smaller; nil means none.
+	Fallback compress.Strategy
+	// MinBytes: results at or below it are left alone (not worth a
+	// reference). MaxBytes: results above it are left to the clamp (0 = no
+	// upper bound).
+	MinBytes, MaxBytes int
+	// SkipTool reports tools whose results are never compressed (an edit
+	// tool needs the exact bytes a read returned, peers.md §1.4).
+	SkipTool func(tool string) bool
+	// Clamp is the profile's clamp, which runs after this step as the floor.
+	// A compressed result is fitted inside it below the reference lines, so
+	// the clamp never cuts the reference off (keep: tail would).
+	Clamp clamp.Limits
+	// Tool is the expand tool named in the hint line.
+	Tool string
+	// CacheTag names the strategies' options (Name does not), so a changed
+	// setting never reuses an old compressed-cache entry.
+	CacheTag string
+}
+
+// Env is what one request brings: where originals go and whose they are.
+type Env struct {
+	Ctx    context.Context
+	Store  Store // nil: nothing is compressed (there would be no way back)
+	Tenant string
+}
+
+// Decision is one result's outcome, for metrics and the audit log. It
+// never carries content.
+type Decision struct {
+	Ordinal     int    `json:"ordinal"`
+	CallID      string `json:"call_id,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Strategy    string `json:"strategy,omitempty"`
+	Outcome     string `json:"outcome"`
+	Cache       string `json:"cache,omitempty"` // hit | miss
+	BytesBefore int    `json:"bytes_before"`
+	BytesAfter  int    `json:"bytes_after"`
+	ShadowID    string `json:"shadow_id,omitempty"`
+}
+
+// Decision outcomes.
+const (
+	OutcomeCompressed = "compressed"
+	OutcomeSmall      = "skipped_small"
+	OutcomeLarge      = "skipped_large"
+	OutcomeTool       = "skipped_tool"
+	OutcomeNotSmaller = "not_smaller"
+	OutcomeStoreError = "store_error"
+	OutcomeHasRef     = "already_referenced"
+)
+
+// Stats counts what one run did.
+type Stats struct {
+	CacheHits, CacheMisses int
+	StoreErrors            int
+	References             int // results that now carry a shadow reference
+}
+
+// CompressFilter compresses large tool results, keeps each original in the
+// store under its shadow id, and starts the result with a reference so the
+// model can read the original back with expand_context. It is built per
+// request (it carries that request's tenant and context) and is not safe
+// for concurrent use.
+type CompressFilter struct {
+	opts      CompressOptions
+	env       Env
+	storeDown bool // a store error this request: degrade to the clamp for the rest
+	noCache   bool // the current result's compression must not be cached
+
+	Stats     Stats
+	Decisions []Decision
+}
+
+// NewCompressFilter returns the step for one request.
+func NewCompressFilter(opts CompressOptions, env Env) *CompressFilter {
+	if opts.Tool == "" {
+		opts.Tool = DefaultTool
+	}
+	if env.Ctx == nil {
+		env.Ctx = context.Background()
+	}
+	return &CompressFilter{opts: opts, env: env}
+}
+
+// Name implements pipeline.Filter.
+func (f *CompressFilter) Name() string { return FilterName }
+
+// cacheMarkerNone is stored in the compressed cache for a result the
+// strategy could not shrink, so an expensive strategy is not asked again.
+const cacheMarkerNone = "\x00"
+
+// Rewrite implements pipeline.Filter.
+func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	if f.env.Store == nil || f.opts.Strategy == nil {
+		return nil, nil
+	}
+	var edits []wire.Edit
+	var changes []pipeline.Change
+	for i := range c.Results {
+		r := &c.Results[i]
+		// Each text value is its own unit with its own id: the model expands
+		// exactly the block it needs, and a block's bytes depend only on
+		// that block.
+		for _, t := range r.Texts {
+			if e, ch, ok := f.one(r, t.Span, t.Text); ok {
+				edits = append(edits, e)
+				changes = append(changes, ch)
+			}
+		}
+		// JSON results (Gemini functionResponse.response, Bedrock json) must
+		// stay JSON of the same kind: their large top-level strings are
+		// compressed in place; the JSON clamp handles the structure.
+		for _, j := range r.JSON {
+			v := gjson.Parse(j.Raw)
+			if !v.IsObject() {
+				continue
+			}
+			v.ForEach(func(_, m gjson.Result) bool {
+				if m.Type != gjson.String || len(m.Raw) <= f.opts.MinBytes {
+					return true
+				}
+				at := wire.Span{Start: j.Span.Start + m.Index, End: j.Span.Start + m.Index + len(m.Raw)}
+				if m.Index <= 0 || at.End > j.Span.End {
+					return true
+				}
+				if e, ch, ok := f.one(r, at, m.Str); ok {
+					edits = append(edits, e)
+					changes = append(changes, ch)
+				}
+				return true
+			})
+		}
+	}
+	return edits, changes
+}
+
+// one decides one text value. ok=false leaves it as it is.
+func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wire.Edit, pipeline.Change, bool) {
+	d := Decision{Ordinal: r.Ordinal, CallID: r.CallID, Tool: r.ToolName, BytesBefore: len(text), BytesAfter: len(text)}
+	done := func(outcome string) (wire.Edit, pipeline.Change, bool) {
+		d.Outcome = outcome
+		f.Decisions = append(f.Decisions, d)
+		return wire.Edit{}, pipeline.Change{}, false
+	}
+	switch {
+	case len(text) <= f.opts.MinBytes:
+		// Not recorded: small results are the common case and say nothing.
+		return wire.Edit{}, pipeline.Change{}, false
+	case f.opts.MaxBytes > 0 && len(text) > f.opts.MaxBytes:
+		return done(OutcomeLarge)
+	case f.opts.SkipTool != nil && f.opts.SkipTool(r.ToolName):
+		return done(OutcomeTool)
+	case strings.HasPrefix(text, refPrefix):
+		return done(OutcomeHasRef)
+	case f.storeDown:
+		return done(OutcomeStoreError)
+	}
+
+	orig := []byte(text)
+	id := ID(f.env.Tenant, orig)
+	ref := Reference(id, len(orig), f.opts.Tool)
+	key := CacheKey(orig, f.strategyDesc())
+	ctx := f.env.Ctx
+
+	body, kind, name, hit, err := f.cached(ctx, key)
+	if err != nil {
+		return f.storeFailed(&d, err)
+	}
+	if hit {
+		d.Cache = "hit"
+		f.Stats.CacheHits++
+	} else {
+		d.Cache = "miss"
+		f.Stats.CacheMisses++
+		f.noCache = false
+		body, kind, name = f.compress(text, r, len(ref))
+		value := kind + "\n" + name + "\n" + body
+		if body == "" {
+			value = cacheMarkerNone
+		}
+		if body != "" {
+			// The original first: a reference is only ever written once its
+			// original can be read back.
+			if err := f.env.Store.Put(ctx, f.env.Tenant, Original, id, orig); err != nil {
+				return f.storeFailed(&d, err)
+			}
+		}
+		if !f.noCache {
+			if err := f.env.Store.Put(ctx, f.env.Tenant, Compressed, key, []byte(value)); err != nil {
+				// The reference is still good; only the next turn pays again.
+				f.Stats.StoreErrors++
+			}
+		}
+	}
+	d.Kind, d.Strategy = kind, name
+	if body == "" {
+		return done(OutcomeNotSmaller)
+	}
+	if hit {
+		// The compressed entry (24 h) outlives the original (5 h): refresh
+		// the original so the reference being reused can still be expanded.
+		if err := Keep(ctx, f.env.Store, f.env.Tenant, Original, id, orig); err != nil {
+			return f.storeFailed(&d, err)
+		}
+	}
+	out := ref + body
+	d.Outcome, d.BytesAfter, d.ShadowID = OutcomeCompressed, len(out), id
+	f.Decisions = append(f.Decisions, d)
+	f.Stats.References++
+	return wire.SetString(at, out), pipeline.Change{
+		Filter:      FilterName,
+		Ordinal:     r.Ordinal,
+		CallID:      r.CallID,
+		ToolName:    r.ToolName,
+		IsError:     r.IsError,
+		BytesBefore: len(text),
+		BytesAfter:  len(out),
+		LinesBefore: clamp.CountLines(text),
+		LinesAfter:  clamp.CountLines(out),
+		Detail:      kind,
+	}, true
+}
+
+// cached reads the compressed cache. The stored value is
+// "<kind>\n<strategy>\n<body>", or the none-marker.
+func (f *CompressFilter) cached(ctx context.Context, key string) (body, kind, name string, hit bool, err error) {
+	v, err := f.env.Store.Get(ctx, f.env.Tenant, Compressed, key)
+	if errors.Is(err, ErrNotFound) {
+		return "", "", "", false, nil
+	}
+	if err != nil {
+		return "", "", "", false, err
+	}
+	s := string(v)
+	if s == cacheMarkerNone {
+		return "", "", "", true, nil
+	}
+	kind, rest, ok1 := strings.Cut(s, "\n")
+	name, body, ok2 := strings.Cut(rest, "\n")
+	if !ok1 || !ok2 {
+		// Not ours (or from an older format): recompute.
+		return "", "", "", false, nil
+	}
+	return body, kind, name, true, nil
+}
+
+// compress runs the strategy (then the fallback) and fits the result under
+// the clamp below a reference of refLen bytes. It returns "" when nothing
+// strictly smaller than the original came out. The body is also the cache
+// value's tail; see cached for the header.
+func (f *CompressFilter) compress(text string, r *wire.ToolResult, refLen int) (body, kind, name string) {
+	hint := compress.Hint{ToolName: r.ToolName, Args: r.Args}
+	for _, s := range []compress.Strategy{f.opts.Strategy, f.opts.Fallback} {
+		if s == nil {
+			continue
+		}
+		var out string
+		var rep compress.Report
+		if cc, ok := s.(compress.ContextCompressor); ok {
+			var fellBack error
+			out, rep, fellBack = cc.CompressContext(f.env.Ctx, text, hint)
+			// A transient failure (timeout, rate limit) must not pin the
+			// fallback's output in the cache for a day: the next turn tries
+			// the model again.
+			f.noCache = f.noCache || fellBack != nil
+		} else {
+			out, rep = s.Compress(text, hint)
+		}
+		if !rep.Changed {
+			continue
+		}
+		out = f.fit(out, refLen)
+		if refLen+len(out) < len(text) {
+			return out, string(rep.Kind), s.Name()
+		}
+	}
+	return "", "", ""
+}
+
+// fit clamps a compressed body so that, with the reference lines in front,
+// it stays within the profile's clamp: the clamp then leaves it alone.
+func (f *CompressFilter) fit(body string, refLen int) string {
+	lim := f.opts.Clamp
+	if lim.MaxBytes > 0 {
+		lim.MaxBytes = max(lim.MaxBytes-refLen, 1024)
+	}
+	if lim.MaxLines > 0 {
+		lim.MaxLines = max(lim.MaxLines-2, 10)
+	}
+	out, _ := clamp.Text(body, lim)
+	return out
+}
+
+// strategyDesc names everything that decides the compressed bytes, so a
+// changed strategy or clamp never reuses an old cache entry.
+func (f *CompressFilter) strategyDesc() string {
+	var b strings.Builder
+	for _, s := range []compress.Strategy{f.opts.Strategy, f.opts.Fallback} {
+		if s != nil {
+			b.WriteString(s.Name())
+		}
+		b.WriteByte('|')
+	}
+	b.WriteString(strconv.Itoa(f.opts.Clamp.MaxBytes))
+	b.WriteByte('|')
+	b.WriteString(strconv.Itoa(f.opts.Clamp.MaxLines))
+	b.WriteByte('|')
+	b.WriteString(string(f.opts.Clamp.Keep))
+	b.WriteByte('|')
+	b.WriteString(f.opts.Tool)
+	b.WriteByte('|')
+	b.WriteString(f.opts.CacheTag)
+	return b.String()
+}
+
+// storeFailed degrades the rest of this request to the clamp: a store that
+// failed once is likely down, and every further call would add its timeout.
+func (f *CompressFilter) storeFailed(d *Decision, _ error) (wire.Edit, pipeline.Change, bool) {
+	f.storeDown = true
+	f.Stats.StoreErrors++
+	d.Outcome = OutcomeStoreError
+	f.Decisions = append(f.Decisions, *d)
+	return wire.Edit{}, pipeline.Change{}, false
+}
