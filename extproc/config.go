@@ -28,7 +28,43 @@ const DefaultProfile = "default"
 type Config struct {
 	Server   ServerConfig        `json:"server"`
 	Log      LogConfig           `json:"log"`
+	Store    StoreConfig         `json:"store"`
+	Audit    AuditConfig         `json:"audit"`
 	Profiles map[string]*Profile `json:"profiles"`
+}
+
+// StoreConfig selects where originals and compressed results are kept.
+type StoreConfig struct {
+	// Type is memory (one process) or redis (shared by replicas).
+	Type          string      `json:"type"`
+	OriginalTTL   Duration    `json:"original_ttl"`
+	CompressedTTL Duration    `json:"compressed_ttl"`
+	MaxBytes      int64       `json:"max_bytes"`
+	Redis         RedisConfig `json:"redis"`
+	// TenantHeader, when set, names the request header that identifies the
+	// caller instead of the credential headers.
+	TenantHeader string `json:"tenant_header"`
+	// Cooldown: after a store error, requests skip the store for this long.
+	Cooldown Duration `json:"cooldown"`
+}
+
+// RedisConfig is the shared store's connection.
+type RedisConfig struct {
+	Addr     string `json:"addr"`
+	Username string `json:"username"`
+	// PasswordEnv names the environment variable holding the password, so
+	// the secret stays out of the config file.
+	PasswordEnv string   `json:"password_env"`
+	DB          int      `json:"db"`
+	KeyPrefix   string   `json:"key_prefix"`
+	TLS         bool     `json:"tls"`
+	Timeout     Duration `json:"timeout"`
+}
+
+// AuditConfig is the optional JSONL log of compression decisions.
+type AuditConfig struct {
+	// Path of the JSONL file; "" disables it, "-" writes to stderr.
+	Path string `json:"path"`
 }
 
 // ServerConfig holds listener settings.
@@ -41,6 +77,10 @@ type ServerConfig struct {
 	// Requests toolproc must send itself go there, never to a provider.
 	ReplayURL     string   `json:"replay_url"`
 	ReplayTimeout Duration `json:"replay_timeout"`
+	// MaxMessageTimeout mirrors the ext_proc filter's max_message_timeout:
+	// before a replay outside FULL_DUPLEX_STREAMED toolproc asks Envoy to
+	// extend the message timer to this (Envoy ignores larger values).
+	MaxMessageTimeout Duration `json:"max_message_timeout"`
 }
 
 // LogConfig selects the slog handler.
@@ -51,11 +91,49 @@ type LogConfig struct {
 
 // Profile is one named set of filter settings, chosen per request.
 type Profile struct {
-	Enabled     bool          `json:"enabled"`
-	FailureMode string        `json:"failure_mode"`
-	Dialects    []string      `json:"dialects"`
-	Clamp       ClampProfile  `json:"clamp"`
-	Stream      StreamProfile `json:"stream"`
+	Enabled     bool            `json:"enabled"`
+	FailureMode string          `json:"failure_mode"`
+	Dialects    []string        `json:"dialects"`
+	Clamp       ClampProfile    `json:"clamp"`
+	Compress    CompressProfile `json:"compress"`
+	Expand      ExpandProfile   `json:"expand"`
+	Stream      StreamProfile   `json:"stream"`
+}
+
+// CompressProfile configures compression with shadow references.
+type CompressProfile struct {
+	Enabled bool `json:"enabled"`
+	// Strategy and FallbackStrategy: structural, simple, llm or passthrough.
+	Strategy         string    `json:"strategy"`
+	FallbackStrategy string    `json:"fallback_strategy"`
+	MinBytes         int       `json:"min_bytes"`
+	MaxBytes         int       `json:"max_bytes"`
+	TargetBytes      int       `json:"target_bytes"`
+	SkipTools        []string  `json:"skip_tools"`
+	SimpleWords      int       `json:"simple_words"`
+	LLM              LLMConfig `json:"llm"`
+}
+
+// LLMConfig is the llm strategy: a model reached through the replay listener.
+type LLMConfig struct {
+	// Dialect of the summariser's API: openai_chat or anthropic; Path is
+	// the route on the replay listener.
+	Dialect       string   `json:"dialect"`
+	Path          string   `json:"path"`
+	Model         string   `json:"model"`
+	Prompt        string   `json:"prompt"`
+	Timeout       Duration `json:"timeout"`
+	MaxConcurrent int      `json:"max_concurrent"`
+	Rate          float64  `json:"rate"`
+	// ForwardCredentials sends the caller's credential headers with the
+	// summarisation request; off, Envoy's replay route must add them.
+	ForwardCredentials bool `json:"forward_credentials"`
+}
+
+// ExpandProfile configures the expand_context tool.
+type ExpandProfile struct {
+	// MaxLoops bounds the continuations one answer may cause.
+	MaxLoops int `json:"max_loops"`
 }
 
 // StreamProfile configures response repair.
@@ -211,6 +289,24 @@ func (c *Config) Validate() error {
 	if !slices.Contains([]string{"json", "text"}, c.Log.Format) {
 		bad("log.format", "must be json or text; got %q", c.Log.Format)
 	}
+	switch c.Store.Type {
+	case "memory":
+	case "redis":
+		if c.Store.Redis.Addr == "" {
+			bad("store.redis.addr", "must be set for store.type redis")
+		}
+	default:
+		bad("store.type", "must be memory or redis; got %q", c.Store.Type)
+	}
+	if c.Store.OriginalTTL <= 0 || c.Store.CompressedTTL <= 0 {
+		bad("store", "original_ttl and compressed_ttl must be positive")
+	}
+	if c.Store.MaxBytes < 1<<20 {
+		bad("store.max_bytes", "must be at least 1048576, got %d", c.Store.MaxBytes)
+	}
+	if c.Store.Cooldown < 0 || c.Store.Redis.Timeout < 0 {
+		bad("store", "cooldown and redis.timeout must not be negative")
+	}
 	if _, ok := c.Profiles[DefaultProfile]; !ok {
 		bad("profiles", "must define a %q profile", DefaultProfile)
 	}
@@ -232,6 +328,29 @@ func (c *Config) Validate() error {
 		if err := p.Clamp.ClampLimits().Validate(); err != nil {
 			bad(key+".clamp", "%v", err)
 		}
+		cp := p.Compress
+		for k, v := range map[string]string{"strategy": cp.Strategy, "fallback_strategy": cp.FallbackStrategy} {
+			if !slices.Contains(strategyNames, v) {
+				bad(key+".compress."+k, "must be one of %s; got %q", strings.Join(strategyNames, ", "), v)
+			}
+		}
+		if cp.MinBytes < 0 || cp.MaxBytes < 0 || (cp.MaxBytes > 0 && cp.MaxBytes <= cp.MinBytes) {
+			bad(key+".compress", "min_bytes and max_bytes must not be negative, and max_bytes (0 = no bound) must exceed min_bytes")
+		}
+		if cp.TargetBytes < 256 {
+			bad(key+".compress.target_bytes", "must be at least 256, got %d", cp.TargetBytes)
+		}
+		if cp.SimpleWords < 1 {
+			bad(key+".compress.simple_words", "must be positive")
+		}
+		if l := cp.LLM; l.Dialect != "openai_chat" && l.Dialect != "anthropic" {
+			bad(key+".compress.llm.dialect", "must be openai_chat or anthropic; got %q", l.Dialect)
+		} else if !strings.HasPrefix(l.Path, "/") || l.Timeout <= 0 || l.MaxConcurrent < 1 || l.Rate <= 0 {
+			bad(key+".compress.llm", "path must start with /, timeout, max_concurrent and rate must be positive")
+		}
+		if p.Expand.MaxLoops < 0 || p.Expand.MaxLoops > 20 {
+			bad(key+".expand.max_loops", "must be between 0 and 20, got %d", p.Expand.MaxLoops)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -245,6 +364,9 @@ func (c *Config) ProfileNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// strategyNames are the compression strategies a profile can name.
+var strategyNames = []string{"structural", "simple", "llm", "passthrough"}
 
 func dialectNames() string {
 	s := make([]string, len(wire.Dialects))

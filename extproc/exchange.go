@@ -1,6 +1,7 @@
 package extproc
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/stream"
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -38,7 +40,27 @@ type exchange struct {
 
 	// What the client asked for, read from the request body; nil until then.
 	clientAsk *wire.ClientAsk
+
+	// For answering expand_context: the request's headers as Envoy gave
+	// them (credentials included; never logged), the caller's tenant, the
+	// body last sent upstream, and whether it offered expand_context.
+	reqHeaders   *corev3.HeaderMap
+	tenant       string
+	upstreamBody []byte
+	expandable   bool
+	loops        int
+	compressed   int    // results that carry a shadow reference
+	model        string // for the audit log
+	extended     bool   // override_message_timeout already sent
+
+	// send writes a response at once, ahead of handle's return value;
+	// Process sets it. Used for continuation bytes and timer extensions.
+	send func(*extprocv3.ProcessingResponse) error
 }
+
+// extprocv3FullDuplex is the mode in which answers are M:N and no message
+// timer runs.
+const extprocv3FullDuplex = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 
 func newExchange(s *Server, p *compiledProfile) *exchange {
 	x := &exchange{srv: s, profile: p, log: s.log}
@@ -137,6 +159,8 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 		x.log.Warn("compressed request body passed through", "content_encoding", encoding)
 	default:
 		x.process = true
+		x.reqHeaders = hm
+		x.tenant = shadow.Tenant(headerMap(hm), x.srv.cfg.Store.TenantHeader)
 	}
 
 	cr := &extprocv3.CommonResponse{}
@@ -177,7 +201,7 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
 	cr := &extprocv3.CommonResponse{}
 	resp := headersResponse(dirResponse, cr)
-	if !x.process || x.clientAsk == nil || !x.profile.Stream.Normalize || h.GetEndOfStream() {
+	if !x.process || x.clientAsk == nil || (!x.profile.Stream.Normalize && !x.expandable) || h.GetEndOfStream() {
 		return resp
 	}
 	hm := h.GetHeaders()
@@ -192,7 +216,14 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 		x.srv.metrics.Responses.WithLabelValues(d, "passthrough_encoded").Inc()
 		return resp
 	}
-	repair, ok := stream.PlanRepair(x.dialect, ct, *x.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
+	var repair stream.Repair
+	var ok bool
+	if x.profile.Stream.Normalize {
+		repair, ok = stream.PlanRepair(x.dialect, ct, *x.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
+	}
+	if x.expandable {
+		repair, ok = x.planExpansion(ct, repair, ok)
+	}
 	if !ok {
 		return resp
 	}
@@ -249,7 +280,16 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	if ask, ok := wire.AskOf(x.endpoint, body); ok {
 		x.clientAsk = &ask
 	}
-	out, rep, err := x.profile.pipeline.RunEndpoint(x.endpoint, body)
+	var store shadow.Store
+	if x.srv.replay != nil {
+		store = x.srv.store
+	}
+	ask := wire.ClientAsk{}
+	if x.clientAsk != nil {
+		ask = *x.clientAsk
+	}
+	rr, err := rewriteRequestBody(withRequestHeaders(context.Background(), x.reqHeaders), x.profile, store, x.tenant, x.endpoint, ask, body)
+	out, rep := rr.out, rr.report
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {
 		reason := reasonInternalError
@@ -267,11 +307,16 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.log.Warn("request body passed through unchanged", "reason", reason, "error", err.Error(), "bytes", len(body))
 		return body, false, nil
 	}
+	x.model = rep.Model
+	x.recordCompression(rr)
+	x.expandable = rr.injected
+	x.upstreamBody = out
 	x.report = &rep
 	m.BodyBytes.WithLabelValues("request", "out").Add(float64(len(out)))
 	m.ToolResults.WithLabelValues(d, "seen").Add(float64(rep.Results))
-	if !rep.Changed() {
+	if !rep.Changed() && !rr.injected {
 		m.Requests.WithLabelValues(d, x.profile.name, outcomeUnchanged).Inc()
+		x.upstreamBody = body
 		return body, false, nil
 	}
 	var before, after int
@@ -301,13 +346,15 @@ func (x *exchange) dynamicMetadata() *structpb.Struct {
 	}
 	r := x.report
 	fields := map[string]any{
-		"dialect":         string(x.dialect),
-		"profile":         x.profile.name,
-		"bytes_in":        float64(r.BytesIn),
-		"bytes_out":       float64(r.BytesOut),
-		"bytes_saved":     float64(r.BytesIn - r.BytesOut),
-		"tool_results":    float64(r.Results),
-		"results_changed": float64(len(r.Changes)),
+		"dialect":            string(x.dialect),
+		"profile":            x.profile.name,
+		"bytes_in":           float64(r.BytesIn),
+		"bytes_out":          float64(r.BytesOut),
+		"bytes_saved":        float64(r.BytesIn - r.BytesOut),
+		"tool_results":       float64(r.Results),
+		"results_changed":    float64(len(r.Changes)),
+		"results_compressed": float64(x.compressed),
+		"expand_loops":       float64(x.loops),
 	}
 	inner, err := structpb.NewStruct(fields)
 	if err != nil {

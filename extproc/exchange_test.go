@@ -141,7 +141,7 @@ func assertClamped(t *testing.T, original, out []byte) {
 }
 
 func TestBufferedRequestIsClamped(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody(bigToolOutput())
 	r := x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex, "content-length", fmt.Sprint(len(body))))
@@ -171,7 +171,7 @@ func TestBufferedRequestIsClamped(t *testing.T) {
 }
 
 func TestSmallRequestUnchanged(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody("short result")
 	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex))
@@ -183,7 +183,7 @@ func TestSmallRequestUnchanged(t *testing.T) {
 
 func TestNonLLMPathSkipsBodies(t *testing.T) {
 	for _, tc := range []struct{ path, method string }{{"/v1/models", "POST"}, {"/v1/chat/completions", "GET"}, {"/healthz", "POST"}} {
-		s := testServer(t, "")
+		s := testServer(t, clampOnly)
 		x := newTestExchange(s)
 		m := reqHeaders(tc.path, modeBuffered, modeStreamed)
 		m.GetRequestHeaders().Headers.Headers[2].RawValue = []byte(tc.method)
@@ -201,7 +201,7 @@ func TestNonLLMPathSkipsBodies(t *testing.T) {
 }
 
 func TestStreamedRequestInChunks(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody(bigToolOutput())
 	r := x.handle(reqHeaders("/v1/chat/completions", modeStreamed, modeStreamed))
@@ -224,7 +224,7 @@ func TestStreamedRequestInChunks(t *testing.T) {
 }
 
 func TestStreamedWholeBodyInOneMessage(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody(bigToolOutput())
 	x.handle(reqHeaders("/v1/chat/completions", modeStreamed, modeNone))
@@ -236,7 +236,7 @@ func TestStreamedWholeBodyInOneMessage(t *testing.T) {
 }
 
 func TestStreamedRequestWithTrailersPassesThrough(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody(bigToolOutput())
 	x.handle(reqHeaders("/v1/chat/completions", modeStreamed, modeNone))
@@ -259,7 +259,7 @@ func TestStreamedRequestWithTrailersPassesThrough(t *testing.T) {
 }
 
 func TestFullDuplexRequest(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody(bigToolOutput())
 	x.handle(reqHeaders("/v1/chat/completions", modeDuplex, modeDuplex))
@@ -294,7 +294,7 @@ func TestResponsePassthroughPerMode(t *testing.T) {
 	chunks := [][]byte{sse[:10], sse[10:37], sse[37:], {}}
 	for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{modeStreamed, modeBuffered, modeDuplex} {
 		t.Run(mode.String(), func(t *testing.T) {
-			s := testServer(t, "")
+			s := testServer(t, clampOnly)
 			x := newTestExchange(s)
 			x.handle(reqHeaders("/v1/chat/completions", modeBuffered, mode))
 			x.handle(reqBody(openAIBody("x"), true))
@@ -331,7 +331,7 @@ func TestResponsePassthroughPerMode(t *testing.T) {
 }
 
 func TestMalformedJSONPassesThroughAndIsCounted(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	x.handle(reqHeaders("/v1/messages", modeBuffered, modeNone))
 	r := x.handle(reqBody([]byte(`{"messages":[{"role":"user",`), true))
@@ -355,7 +355,7 @@ func TestFailClosedRejects(t *testing.T) {
 }
 
 func TestBufferedPartialIsNotRewritten(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	body := openAIBody(bigToolOutput())
 	x.handle(reqHeaders("/v1/chat/completions", modePartial, modeNone))
@@ -369,7 +369,7 @@ func TestBufferedPartialIsNotRewritten(t *testing.T) {
 }
 
 func TestCompressedRequestIsNotProcessed(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	x := newTestExchange(s)
 	r := x.handle(reqHeaders("/v1/messages", modeBuffered, modeNone, "content-encoding", "gzip"))
 	if r[0].GetModeOverride() == nil || x.process {
@@ -416,7 +416,7 @@ func TestJSONAnswerToStreamingRequest(t *testing.T) {
 			{"other JSON", []byte(`{"ok":true}`), []string{`"type":"upstream_error"`, `"body":{"ok":true}`, "data: [DONE]\n\n"}},
 		} {
 			t.Run(mode.String()+"/"+tc.name, func(t *testing.T) {
-				s := testServer(t, "")
+				s := testServer(t, clampOnly)
 				x := newTestExchange(s)
 				x.handle(reqHeaders("/v1/chat/completions", modeBuffered, mode))
 				x.handle(reqBody(openAIBody("x"), true)) // "stream":true
@@ -457,3 +457,7 @@ func TestJSONAnswerToStreamingRequest(t *testing.T) {
 		}
 	}
 }
+
+// clampOnly turns compression off: these tests pin the clamp's behaviour,
+// where every byte outside a tool result must stay as it was.
+const clampOnly = "profiles: {default: {compress: {enabled: false}}}"

@@ -77,3 +77,16 @@ func pathForLog(p string) string {
 	}
 	return p
 }
+
+// headerMap flattens the headers with lower-case names, first value wins
+// (Envoy hands ext_proc lower-case keys already).
+func headerMap(hm *corev3.HeaderMap) map[string]string {
+	out := make(map[string]string, len(hm.GetHeaders()))
+	for _, h := range hm.GetHeaders() {
+		k := strings.ToLower(h.GetKey())
+		if _, seen := out[k]; !seen {
+			out[k] = headerValue(h)
+		}
+	}
+	return out
+}

@@ -17,6 +17,11 @@ type Metrics struct {
 	Replays         *prometheus.CounterVec   // purpose, outcome
 	ReplaySeconds   *prometheus.HistogramVec // purpose
 	Duration        *prometheus.HistogramVec // phase
+	Compress        *prometheus.CounterVec   // dialect, outcome
+	CompressBytes   *prometheus.CounterVec   // dialect, stage
+	CompressCache   *prometheus.CounterVec   // result: hit, miss
+	StoreErrors     *prometheus.CounterVec   // op
+	Expansions      *prometheus.CounterVec   // dialect, outcome
 }
 
 // Request outcomes.
@@ -74,6 +79,21 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		UnknownProfile: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "toolproc_unknown_profile_total", Help: "Requests that named a profile not in the config; the default profile was used.",
 		}),
+		Compress: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_compress_total", Help: "Compression decisions for large tool results, by dialect and outcome (compressed, not_smaller, skipped_large, skipped_tool, store_error, already_referenced).",
+		}, []string{"dialect", "outcome"}),
+		CompressBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_compress_bytes_total", Help: "Bytes of compressed tool results before and after compression (reference lines included).",
+		}, []string{"dialect", "stage"}),
+		CompressCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_compress_cache_total", Help: "Compressed-result cache lookups, by result (hit, miss).",
+		}, []string{"result"}),
+		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_store_errors_total", Help: "Shadow store failures, by operation (compress: compression degraded to the clamp; expand: an id could not be read).",
+		}, []string{"op"}),
+		Expansions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_expansions_total", Help: "expand_context calls answered by toolproc, by dialect and outcome (requested, resolved, not_found, store_error, loop_limit, replay_failed).",
+		}, []string{"dialect", "outcome"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolproc_processing_seconds",
 			Help:    "Time spent handling one ext_proc message, by phase.",
@@ -81,6 +101,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"phase"}),
 	}
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
-		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration)
+		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
+		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions)
 	return m
 }

@@ -2,40 +2,43 @@ package extproc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 
 	"google.golang.org/grpc/metadata"
 
-	"github.com/toolproc/toolproc/filters/clamp"
-	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/shadow"
 )
 
 // ProfileMetadataKey is the gRPC initial metadata key that names a profile.
 // Envoy sets it per route with ExtProcPerRoute.overrides.grpc_initial_metadata.
 const ProfileMetadataKey = "x-toolproc-profile"
 
-// compiledProfile is a profile with its pipeline built once at start.
+// compiledProfile is a profile with its strategies built once at start
+// (the llm strategy's concurrency and rate limits are per profile).
 type compiledProfile struct {
 	*Profile
 	name     string
-	pipeline *pipeline.Pipeline
+	compress shadow.CompressOptions
 }
 
-// BuildPipeline assembles the request filters of a profile. This is the one
-// place where the pipeline order is written down.
-func BuildPipeline(p *Profile) *pipeline.Pipeline {
-	var filters []pipeline.Filter
-	if p.Clamp.Enabled {
-		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()))
-	}
-	return pipeline.New(filters...)
-}
-
-func compileProfiles(cfg *Config) map[string]*compiledProfile {
+func compileProfiles(cfg *Config, llm func(*Profile) compress.Completer) map[string]*compiledProfile {
 	out := make(map[string]*compiledProfile, len(cfg.Profiles))
 	for name, p := range cfg.Profiles {
-		out[name] = &compiledProfile{Profile: p, name: name, pipeline: BuildPipeline(p)}
+		var c compress.Completer
+		if llm != nil {
+			c = llm(p)
+		}
+		out[name] = &compiledProfile{Profile: p, name: name, compress: compressOptions(p, c)}
 	}
 	return out
+}
+
+// shortHash names a setting in cache tags without repeating it.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
 }
 
 // profileFor picks the profile named in the stream's initial metadata, else

@@ -1,15 +1,19 @@
 package extproc
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // RewriteBody runs exactly what the server runs for a request body sent to
-// path under the named profile ("" means default). It is what
-// `toolproc rewrite` uses. On any error the original body comes back with it.
+// path under the named profile ("" means default), with a fresh in-memory
+// store and the anonymous tenant (so shadow ids match what a server sees
+// for a request without credentials). It is what `toolproc rewrite` uses.
+// On any error the original body comes back with it.
 func RewriteBody(cfg *Config, profile, path string, body []byte) ([]byte, pipeline.Report, error) {
 	if profile == "" {
 		profile = DefaultProfile
@@ -22,5 +26,10 @@ func RewriteBody(cfg *Config, profile, path string, body []byte) ([]byte, pipeli
 	if ep.Dialect == wire.Unknown || !p.Handles(ep.Dialect) {
 		return body, pipeline.Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}, nil
 	}
-	return BuildPipeline(p).RunEndpoint(ep, body)
+	cp := &compiledProfile{Profile: p, name: profile, compress: compressOptions(p, nil)}
+	ask, _ := wire.AskOf(ep, body)
+	store := shadow.NewMemory(shadow.MemoryOptions{})
+	defer store.Close()
+	rr, err := rewriteRequestBody(context.Background(), cp, store, shadow.Anonymous, ep, ask, body)
+	return rr.out, rr.report, err
 }

@@ -48,6 +48,7 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := NewServer(cfg, log, reg)
+	defer srv.Close()
 
 	grpcLis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/toolproc/toolproc/filters/shadow"
 )
 
 // Server implements envoy.service.ext_proc.v3.ExternalProcessor.
@@ -24,16 +26,45 @@ type Server struct {
 	log      *slog.Logger
 	metrics  *Metrics
 	profiles map[string]*compiledProfile
+	store    shadow.Store  // nil: compression off (the store could not be opened)
+	replay   *ReplayClient // nil: expansions cannot be answered, so nothing is compressed
+	audit    *auditLog     // nil: no audit log
 
 	warnedProfiles sync.Map // unknown profile names already logged
 }
 
-// NewServer builds a server from a validated config. Metrics register on reg.
+// NewServer builds a server from a validated config. Metrics register on
+// reg. A store, replay URL or audit path that cannot be opened is logged
+// and leaves compression (or the audit) off; requests are still served.
 func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: log, metrics: newMetrics(reg), profiles: compileProfiles(cfg)}
+	s := &Server{cfg: cfg, log: log, metrics: newMetrics(reg)}
+	var err error
+	if s.replay, err = NewReplayClient(cfg, s.metrics); err != nil {
+		log.Error("replay client unavailable; compression with references is off", "error", err)
+	}
+	if s.replay != nil {
+		if s.store, err = OpenStore(cfg); err != nil {
+			log.Error("shadow store unavailable; compression is off", "error", err)
+		}
+	}
+	if s.audit, err = openAudit(cfg.Audit.Path); err != nil {
+		log.Error("audit log unavailable", "error", err)
+	}
+	s.profiles = compileProfiles(cfg, s.llmCompleter)
+	return s
+}
+
+// Close releases the store and the audit log.
+func (s *Server) Close() error {
+	var errs []error
+	if s.store != nil {
+		errs = append(errs, s.store.Close())
+	}
+	errs = append(errs, s.audit.Close())
+	return errors.Join(errs...)
 }
 
 // Register adds the ext_proc service to g.
@@ -49,6 +80,7 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 	s.metrics.ActiveStreams.Inc()
 	defer s.metrics.ActiveStreams.Dec()
 	x := newExchange(s, s.profileFor(stream.Context()))
+	x.send = stream.Send
 	metadataSent := false
 	for {
 		m, err := stream.Recv()

@@ -39,7 +39,7 @@ func startGRPC(t testing.TB, s *Server) extprocv3.ExternalProcessorClient {
 // TestProcessCanonicalSequence drives the sequence of envoy-extproc.md §3.4
 // over a real gRPC stream, with a body larger than grpc-go's 4 MiB default.
 func TestProcessCanonicalSequence(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	client := startGRPC(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -97,7 +97,7 @@ func TestProcessCanonicalSequence(t *testing.T) {
 
 // TestProcessCancelIsNormal: Envoy resets the stream after half-closing.
 func TestProcessCancelIsNormal(t *testing.T) {
-	s := testServer(t, "")
+	s := testServer(t, clampOnly)
 	client := startGRPC(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	stream, err := client.Process(ctx)

@@ -172,7 +172,7 @@ func TestE2EClampInEveryResponseMode(t *testing.T) {
 			for _, stream := range []bool{false, true} {
 				name := fmt.Sprintf("%s/%s/stream=%v", mode, d, stream)
 				t.Run(name, func(t *testing.T) {
-					e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: mode, seed: int64(i)})
+					e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: mode, seed: int64(i), config: clampOnly})
 					body := wiretest.Request(d, "ok", result)
 					if !stream {
 						body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
@@ -216,7 +216,7 @@ func TestE2ERequestBodyModes(t *testing.T) {
 		extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED,
 	} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnv(t, envOpts{reqMode: mode, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(10 + i)})
+			e := newEnv(t, envOpts{reqMode: mode, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(10 + i), config: clampOnly})
 			body := wiretest.Request(wire.Anthropic, sixThousandLines())
 			resp, _ := e.post(t, "/v1/messages", body)
 			if resp.StatusCode != http.StatusOK {
@@ -233,7 +233,7 @@ func TestE2ERequestBodyModes(t *testing.T) {
 func TestE2EEveryDialect(t *testing.T) {
 	for i, d := range wire.Dialects {
 		t.Run(string(d), func(t *testing.T) {
-			e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(20 + i)})
+			e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(20 + i), config: clampOnly})
 			// A plain-text answer: this test is about the request; answers of
 			// known shapes are repaired, and that is tested elsewhere.
 			e.upstream.SetScript(func(testenv.RecordedRequest) *testenv.ScriptedResponse {
@@ -302,3 +302,8 @@ func TestE2EProfilePerRoute(t *testing.T) {
 		t.Fatalf("other routes use the default profile, got %d bytes", len(text))
 	}
 }
+
+// clampOnly turns compression off: the clamp tests require every byte
+// outside a tool result to reach the upstream unchanged, and compression
+// adds the expand_context tool to the request.
+const clampOnly = "profiles: {default: {compress: {enabled: false}}}"

@@ -44,8 +44,19 @@ func (h harness) start(t *testing.T) running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	upSrv := httptest.NewServer(h.upstream)
+	t.Cleanup(upSrv.Close)
+	// The replay listener of envoy/envoy.yaml: the same upstream, no ext_proc.
+	replay, err := testenv.NewProxy(testenv.ProxyConfig{UpstreamURL: upSrv.URL, BufferLimit: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaySrv := httptest.NewServer(replay)
+	t.Cleanup(replaySrv.Close)
+	cfg.Server.ReplayURL = replaySrv.URL
 	reg := prometheus.NewRegistry()
 	srv := extproc.NewServer(cfg, nil, reg)
+	t.Cleanup(func() { _ = srv.Close() })
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +69,6 @@ func (h harness) start(t *testing.T) running {
 	ready.Store(true)
 	admin := httptest.NewServer(extproc.AdminHandler(reg, &ready))
 	t.Cleanup(admin.Close)
-
-	upSrv := httptest.NewServer(h.upstream)
-	t.Cleanup(upSrv.Close)
 
 	reqMode := h.reqMode
 	if reqMode == extprocfilterv3.ProcessingMode_NONE {
@@ -85,6 +93,7 @@ func (h harness) start(t *testing.T) running {
 		Mode:              mode,
 		AllowModeOverride: true,
 		MessageTimeout:    20 * time.Second, // generous: the race detector is slow
+		MaxMessageTimeout: 5 * time.Minute,  // envoy/envoy.yaml's max_message_timeout
 		BufferLimit:       32 << 20,
 		Routes:            h.routes,
 		RequestChunker:    testenv.RandomChunks(h.seed, 16<<10),

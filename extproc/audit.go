@@ -1,0 +1,71 @@
+package extproc
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/toolproc/toolproc/filters/shadow"
+)
+
+// auditLog appends one JSON line per compression decision. Lines carry
+// sizes, kinds, tool names and shadow ids, never content or credentials:
+// the file is meant to be kept and shared for tuning.
+type auditLog struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closer io.Closer
+}
+
+// auditRecord is one line.
+type auditRecord struct {
+	Time    string `json:"time"`
+	Dialect string `json:"dialect"`
+	Profile string `json:"profile"`
+	Model   string `json:"model,omitempty"`
+	Tenant  string `json:"tenant"` // the hashed tenant, never the credential
+	shadow.Decision
+}
+
+func openAudit(path string) (*auditLog, error) {
+	switch path {
+	case "":
+		return nil, nil
+	case "-":
+		return &auditLog{w: os.Stderr}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit.path: %w", err)
+	}
+	return &auditLog{w: f, closer: f}, nil
+}
+
+func (a *auditLog) write(base auditRecord, ds []shadow.Decision) {
+	if a == nil || len(ds) == 0 {
+		return
+	}
+	base.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	var buf []byte
+	for _, d := range ds {
+		base.Decision = d
+		line, err := json.Marshal(base)
+		if err != nil {
+			continue
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, _ = a.w.Write(buf)
+}
+
+func (a *auditLog) Close() error {
+	if a == nil || a.closer == nil {
+		return nil
+	}
+	return a.closer.Close()
+}

@@ -1,0 +1,131 @@
+package extproc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// compressOptions turns a profile's compress settings into the filter's
+// options. llm is the summariser for the llm strategy (nil: the llm
+// strategy falls back at once).
+func compressOptions(p *Profile, llm compress.Completer) shadow.CompressOptions {
+	cp := p.Compress
+	skip := compress.NewSkipSet(cp.SkipTools)
+	return shadow.CompressOptions{
+		Strategy: strategyByName(cp, cp.Strategy, llm),
+		Fallback: strategyByName(cp, cp.FallbackStrategy, llm),
+		MinBytes: cp.MinBytes,
+		MaxBytes: cp.MaxBytes,
+		SkipTool: skip.Skips,
+		Clamp:    clampFloor(p),
+		Tool:     wire.ExpandToolName,
+		CacheTag: fmt.Sprintf("t%d w%d %s %s", cp.TargetBytes, cp.SimpleWords, cp.LLM.Model, shortHash(cp.LLM.Prompt)),
+	}
+}
+
+// clampFloor is the clamp the compressed results are fitted under; with
+// the clamp off there is no floor to fit.
+func clampFloor(p *Profile) clamp.Limits {
+	if !p.Clamp.Enabled {
+		return clamp.Limits{}
+	}
+	return p.Clamp.ClampLimits()
+}
+
+func strategyByName(cp CompressProfile, name string, llm compress.Completer) compress.Strategy {
+	switch name {
+	case "structural":
+		return compress.Structural(compress.StructuralOptions{TargetBytes: cp.TargetBytes})
+	case "simple":
+		return compress.Simple(cp.SimpleWords)
+	case "llm":
+		fallback := compress.Structural(compress.StructuralOptions{TargetBytes: cp.TargetBytes})
+		if cp.FallbackStrategy != "llm" && cp.FallbackStrategy != "" {
+			fallback = strategyByName(cp, cp.FallbackStrategy, nil)
+		}
+		return compress.LLM(compress.LLMOptions{
+			Model:         cp.LLM.Model,
+			Prompt:        cp.LLM.Prompt,
+			Timeout:       time.Duration(cp.LLM.Timeout),
+			MaxConcurrent: cp.LLM.MaxConcurrent,
+			Rate:          cp.LLM.Rate,
+			TargetBytes:   cp.TargetBytes,
+			Fallback:      fallback,
+		}, llm)
+	}
+	return compress.Passthrough()
+}
+
+// requestRewrite is what rewriting one request body produced.
+type requestRewrite struct {
+	out      []byte
+	report   pipeline.Report
+	compress *shadow.CompressFilter // nil when compression was off for it
+	injected bool                   // expand_context was added to the tools
+}
+
+// rewriteRequestBody runs a profile's request pipeline. store is nil when
+// this request must not get references (no store, or an answer toolproc
+// could not resolve expansions in); compression is then skipped and the
+// clamp alone applies. This is the single place the pipeline order lives:
+// compress (with references) → clamp (the floor) → expand_context tool.
+func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.Store, tenant string,
+	ep wire.Endpoint, ask wire.ClientAsk, body []byte) (requestRewrite, error) {
+	var filters []pipeline.Filter
+	var cf *shadow.CompressFilter
+	if store != nil && p.Compress.Enabled && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body) {
+		cf = shadow.NewCompressFilter(p.compress, shadow.Env{Ctx: ctx, Store: store, Tenant: tenant})
+		filters = append(filters, cf)
+	}
+	if p.Clamp.Enabled {
+		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()))
+	}
+	out, rep, err := pipeline.New(filters...).RunEndpoint(ep, body)
+	rr := requestRewrite{out: out, report: rep, compress: cf}
+	if err != nil || cf == nil || cf.Stats.References == 0 {
+		return rr, err
+	}
+	injected, changed, ierr := wire.InjectExpandTool(ep.Dialect, out)
+	if ierr != nil {
+		// No way to offer the tool: references would promise what the model
+		// cannot do. Rewrite again with the clamp alone.
+		return rewriteRequestBody(ctx, p, nil, tenant, ep, ask, body)
+	}
+	rr.out, rr.injected = injected, changed
+	rr.report.BytesOut = len(injected)
+	return rr, nil
+}
+
+// recordCompression counts one request's compression decisions and writes
+// them to the audit log.
+func (x *exchange) recordCompression(rr requestRewrite) {
+	cf := rr.compress
+	if cf == nil {
+		return
+	}
+	m := x.srv.metrics
+	d := string(x.dialect)
+	for _, dec := range cf.Decisions {
+		m.Compress.WithLabelValues(d, dec.Outcome).Inc()
+		if dec.Outcome == shadow.OutcomeCompressed {
+			m.CompressBytes.WithLabelValues(d, "before").Add(float64(dec.BytesBefore))
+			m.CompressBytes.WithLabelValues(d, "after").Add(float64(dec.BytesAfter))
+		}
+	}
+	m.CompressCache.WithLabelValues("hit").Add(float64(cf.Stats.CacheHits))
+	m.CompressCache.WithLabelValues("miss").Add(float64(cf.Stats.CacheMisses))
+	if cf.Stats.StoreErrors > 0 {
+		m.StoreErrors.WithLabelValues("compress").Add(float64(cf.Stats.StoreErrors))
+		x.log.Warn("shadow store failed; compression degraded to the clamp for this request",
+			"errors", cf.Stats.StoreErrors)
+	}
+	x.compressed = cf.Stats.References
+	x.srv.audit.write(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, cf.Decisions)
+}

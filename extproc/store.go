@@ -1,0 +1,49 @@
+package extproc
+
+import (
+	"crypto/tls"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/toolproc/toolproc/filters/shadow"
+)
+
+// OpenStore builds the shadow store the config names, behind a breaker so a
+// dead Redis costs one timeout per cooldown rather than one per result.
+func OpenStore(cfg *Config) (shadow.Store, error) {
+	sc := cfg.Store
+	var s shadow.Store
+	switch sc.Type {
+	case "redis":
+		opts := shadow.RedisOptions{
+			Addr:          sc.Redis.Addr,
+			Username:      sc.Redis.Username,
+			DB:            sc.Redis.DB,
+			KeyPrefix:     sc.Redis.KeyPrefix,
+			OriginalTTL:   time.Duration(sc.OriginalTTL),
+			CompressedTTL: time.Duration(sc.CompressedTTL),
+			DialTimeout:   time.Duration(sc.Redis.Timeout),
+			ReadTimeout:   time.Duration(sc.Redis.Timeout),
+			WriteTimeout:  time.Duration(sc.Redis.Timeout),
+		}
+		if sc.Redis.PasswordEnv != "" {
+			opts.Password = os.Getenv(sc.Redis.PasswordEnv)
+		}
+		if sc.Redis.TLS {
+			opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		r, err := shadow.NewRedis(opts)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		s = r
+	default:
+		s = shadow.NewMemory(shadow.MemoryOptions{
+			OriginalTTL:   time.Duration(sc.OriginalTTL),
+			CompressedTTL: time.Duration(sc.CompressedTTL),
+			MaxBytes:      sc.MaxBytes,
+		})
+	}
+	return shadow.NewBreaker(s, time.Duration(sc.Cooldown)), nil
+}
