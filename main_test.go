@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,6 +21,10 @@ func bigAnthropicRequest() string {
 }
 
 func TestRewriteCommand(t *testing.T) {
+	clampOnly := filepath.Join(t.TempDir(), "clamp.yaml")
+	if err := os.WriteFile(clampOnly, []byte("profiles: {default: {compress: {enabled: false}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name       string
 		args       []string
@@ -29,7 +35,20 @@ func TestRewriteCommand(t *testing.T) {
 		outChecker func(t *testing.T, out []byte)
 	}{
 		{
-			name: "clamps", args: []string{"--path", "/v1/messages"}, in: bigAnthropicRequest(), code: 0,
+			name: "compresses", args: []string{"--path", "/v1/messages"}, in: bigAnthropicRequest(), code: 0,
+			stderrHas: "compress result #0 tool=Bash call=toolu_1",
+			outChecker: func(t *testing.T, out []byte) {
+				s := gjson.GetBytes(out, "messages.1.content.0.content").String()
+				if !strings.HasPrefix(s, "[toolproc shadow_id=sh_") || len(s) > 51200 {
+					t.Fatalf("not compressed with a reference: %.100q", s)
+				}
+				if gjson.GetBytes(out, "tools.0.name").String() != "expand_context" {
+					t.Fatal("expand_context not offered")
+				}
+			},
+		},
+		{
+			name: "clamps", args: []string{"--path", "/v1/messages", "--config", clampOnly}, in: bigAnthropicRequest(), code: 0,
 			stderrHas: "clamp result #0 tool=Bash call=toolu_1",
 			outChecker: func(t *testing.T, out []byte) {
 				if s := gjson.GetBytes(out, "messages.1.content.0.content").String(); len(s) > 51200 || len(s) == 0 {

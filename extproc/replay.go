@@ -70,10 +70,15 @@ func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error)
 		method = http.MethodPost
 	}
 	target := *c.base
-	if p, q, ok := strings.Cut(path, "?"); ok {
-		target.Path, target.RawQuery = strings.TrimRight(c.base.Path, "/")+p, q
+	// :path is already percent-encoded (a Bedrock model id's ':' arrives as
+	// %3A): keep it as the raw path so it is not encoded a second time.
+	p, q, _ := strings.Cut(path, "?")
+	raw := strings.TrimRight(c.base.EscapedPath(), "/") + p
+	target.RawQuery = q
+	if un, err := url.PathUnescape(raw); err == nil {
+		target.Path, target.RawPath = un, raw
 	} else {
-		target.Path = strings.TrimRight(c.base.Path, "/") + path
+		target.Path, target.RawPath = raw, ""
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target.String(), bytes.NewReader(r.Body))
 	if err != nil {

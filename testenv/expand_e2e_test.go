@@ -23,6 +23,7 @@ import (
 	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
 
 	"github.com/toolproc/toolproc/extproc"
@@ -296,6 +297,209 @@ func TestExpandContextLoopLimit(t *testing.T) {
 				}
 				if a.finish != "stop" {
 					t.Errorf("stream=%v: finish %q, want stop", stream, a.finish)
+				}
+			}
+		})
+	}
+}
+
+// rawPost posts body to base+path with one credential header and returns
+// the status and every byte of the answer.
+func rawPost(t *testing.T, base, path string, header http.Header, body []byte) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, raw
+}
+
+// responsesGoStream reads a Responses stream with openai-go the way
+// runResponsesGo does and returns the text and the calls it assembled.
+func responsesGoStream(t *testing.T, base string, body []byte) (text string, calls []string, status string) {
+	t.Helper()
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-tenant-a"), option.WithMaxRetries(0))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := client.Responses.NewStreaming(ctx, responses.ResponseNewParams{}, option.WithRequestBody("application/json", body))
+	var b strings.Builder
+	for st.Next() {
+		ev := st.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			b.WriteString(ev.Delta)
+		case "response.output_item.done":
+			if ev.Item.Type == "function_call" {
+				calls = append(calls, ev.Item.Name)
+			}
+		case "response.completed", "response.incomplete", "response.failed":
+			status = string(ev.Response.Status)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatalf("responses stream: %v", err)
+	}
+	return b.String(), calls, status
+}
+
+func TestExpandContextOtherDialects(t *testing.T) {
+	log := pytestLog()
+	model := testenv.ExpandModel{Needle: needle, Preamble: "Let me read the full log. "}
+	bearer := http.Header{"Authorization": {"Bearer sk-tenant-a"}}
+	goog := http.Header{"X-Goog-Api-Key": {"goog-tenant-a"}}
+	responsesJSON := bytes.Replace(wiretest.Request(wire.OpenAIResponses, log), []byte(`"stream":true`), []byte(`"stream":false`), 1)
+	geminiCached := bytes.Replace(wiretest.Request(wire.Gemini, log), []byte(`{"systemInstruction"`),
+		[]byte(`{"cachedContent":"cachedContents/abc123","systemInstruction"`), 1)
+	for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{
+		extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, extprocfilterv3.ProcessingMode_BUFFERED,
+	} {
+		t.Run(mode.String(), func(t *testing.T) {
+			up, r := expandEnv(t, mode, model, "")
+			for _, tc := range []struct {
+				name   string
+				dial   wire.Dialect
+				path   string
+				header http.Header
+				body   []byte
+				sdk    bool // also read it with openai-go's Responses stream
+			}{
+				{"responses/json", wire.OpenAIResponses, wiretest.Path(wire.OpenAIResponses), bearer, responsesJSON, false},
+				{"responses/sse", wire.OpenAIResponses, wiretest.Path(wire.OpenAIResponses), bearer, wiretest.Request(wire.OpenAIResponses, log), true},
+				{"gemini/json", wire.Gemini, wiretest.Path(wire.Gemini), goog, wiretest.Request(wire.Gemini, log), false},
+				{"bedrock/json", wire.Bedrock, wiretest.Path(wire.Bedrock), bearer, wiretest.Request(wire.Bedrock, log), false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					up.Reset()
+					status, raw := rawPost(t, r.proxyURL, tc.path, tc.header, tc.body)
+					if status != http.StatusOK {
+						t.Fatalf("status %d: %.2000s", status, raw)
+					}
+					if bytes.Contains(raw, []byte("expand_context")) {
+						t.Fatalf("client saw expand_context:\n%s", raw)
+					}
+					if !bytes.Contains(raw, []byte(needle)) {
+						t.Fatalf("the answer does not quote the original:\n%s", raw)
+					}
+					if !bytes.Contains(raw, []byte(testenv.ExpandIntro)) {
+						t.Errorf("the answer lacks the continuation's intro:\n%s", raw)
+					}
+					reqs := up.Requests()
+					if len(reqs) != 2 {
+						t.Fatalf("upstream got %d requests, want 2 (the request and one continuation)", len(reqs))
+					}
+					first, cont := reqs[0], reqs[1]
+					if bytes.Contains(first.Body, []byte(needle)) {
+						t.Error("the first upstream request still carries the needle: not compressed")
+					}
+					if !bytes.Contains(first.Body, []byte("toolproc shadow_id=")) {
+						t.Error("the first upstream request has no shadow reference")
+					}
+					if !bytes.Contains(first.Body, []byte(`"expand_context"`)) {
+						t.Error("expand_context tool not injected")
+					}
+					if first.Header.Get(extproc.ReplayHeader) != "" || cont.Header.Get(extproc.ReplayHeader) != "expand_context" {
+						t.Errorf("replay header: first %q, continuation %q", first.Header.Get(extproc.ReplayHeader), cont.Header.Get(extproc.ReplayHeader))
+					}
+					if !bytes.Contains(cont.Body, []byte(needle)) {
+						t.Error("the continuation does not carry the original")
+					}
+					if err := wiretest.CheckPairing(tc.dial, cont.Body); err != nil {
+						t.Errorf("continuation pairing: %v", err)
+					}
+					if cont.Path != first.Path {
+						// Bedrock model ids carry an encoded ':' (%3A): the
+						// replay must not encode the path a second time.
+						t.Errorf("continuation path %q, request path %q", cont.Path, first.Path)
+					}
+					if !tc.sdk {
+						return
+					}
+					up.Reset()
+					text, calls, st := responsesGoStream(t, r.proxyURL, tc.body)
+					if len(calls) > 0 {
+						t.Errorf("openai-go saw calls %v", calls)
+					}
+					if !strings.HasPrefix(text, model.Preamble) || !strings.Contains(text, testenv.ExpandIntro) || !strings.Contains(text, needle) {
+						t.Errorf("openai-go text %q", text)
+					}
+					if st != "completed" {
+						t.Errorf("openai-go status %q", st)
+					}
+					if n := len(up.Requests()); n != 2 {
+						t.Errorf("openai-go run: upstream got %d requests, want 2", n)
+					}
+				})
+			}
+			// The documented limits: no reference where the call could not
+			// be answered.
+			for _, tc := range []struct {
+				name, path string
+				body       []byte
+			}{
+				{"gemini/cachedContent", wiretest.Path(wire.Gemini), geminiCached},
+				{"gemini/stream", "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", wiretest.Request(wire.Gemini, log)},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					up.Reset()
+					status, raw := rawPost(t, r.proxyURL, tc.path, goog, tc.body)
+					if status != http.StatusOK {
+						t.Fatalf("status %d: %.2000s", status, raw)
+					}
+					if bytes.Contains(raw, []byte("expand_context")) {
+						t.Errorf("client saw expand_context:\n%s", raw)
+					}
+					reqs := up.Requests()
+					if len(reqs) != 1 {
+						t.Fatalf("upstream got %d requests, want 1", len(reqs))
+					}
+					if bytes.Contains(reqs[0].Body, []byte("toolproc shadow_id")) {
+						t.Error("the request got a shadow reference the model could not expand")
+					}
+					if reqs[0].Header.Get(extproc.ReplayHeader) != "" {
+						t.Error("the request is marked a replay")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestExpandExtendsMessageTimeout: outside FULL_DUPLEX_STREAMED a message
+// timer runs while toolproc replays the continuation; toolproc extends it
+// with override_message_timeout (up to max_message_timeout), so a
+// continuation slower than message_timeout still reaches the client.
+func TestExpandExtendsMessageTimeout(t *testing.T) {
+	model := testenv.ExpandModel{Needle: needle}
+	script := model.Script()
+	up := testenv.NewFakeUpstream()
+	up.SetScript(func(r testenv.RecordedRequest) *testenv.ScriptedResponse {
+		if r.Header.Get(extproc.ReplayHeader) != "" {
+			time.Sleep(1500 * time.Millisecond) // well past message_timeout
+		}
+		return script(r)
+	})
+	for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{
+		extprocfilterv3.ProcessingMode_BUFFERED, extprocfilterv3.ProcessingMode_STREAMED,
+	} {
+		t.Run(mode.String(), func(t *testing.T) {
+			r := harness{respMode: mode, seed: 3, upstream: up, messageTimeout: time.Second}.start(t)
+			for _, stream := range []bool{false, true} {
+				a := anthropicClientCall(t, r.proxyURL, "sk-ant-tenant-a", stream, anthropicToolRequest(stream, pytestLog()))
+				if !strings.Contains(a.text, needle) {
+					t.Fatalf("stream=%v: continuation lost to the message timeout: %q", stream, a.text)
 				}
 			}
 		})

@@ -12,8 +12,12 @@ import (
 // would: it asks to expand the shadow id it sees in a shortened tool
 // result, and once given the original it answers by quoting the first line
 // of it that contains Needle. With Always it asks again forever (the loop
-// limit test). It speaks OpenAI Chat (/v1/chat/completions) and Anthropic
-// Messages (/v1/messages), JSON or SSE as the request asks.
+// limit test). It speaks OpenAI Chat (/v1/chat/completions), Anthropic
+// Messages (/v1/messages) and OpenAI Responses (/v1/responses), JSON or SSE
+// as the request asks, and Gemini (…:generateContent) and Bedrock Converse
+// (/model/<id>/converse) as JSON. A Gemini stream (…:streamGenerateContent)
+// gets one SSE chunk with the same answer; it is only there so a request
+// toolproc leaves alone still gets a 200.
 type ExpandModel struct {
 	Needle string
 	Always bool
@@ -29,6 +33,37 @@ const ExpandIntro = "From the full output: "
 
 var shadowRef = regexp.MustCompile(`\[toolproc shadow_id=(sh_[0-9a-f]{32}) `)
 
+// Dialects the script speaks.
+const (
+	scriptChat = iota
+	scriptAnthropic
+	scriptResponses
+	scriptGemini
+	scriptGeminiStream
+	scriptBedrock
+)
+
+func scriptDialect(path string) (int, bool) {
+	switch {
+	case path == "/v1/chat/completions":
+		return scriptChat, true
+	case path == "/v1/messages":
+		return scriptAnthropic, true
+	case path == "/v1/responses":
+		return scriptResponses, true
+	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/"):
+		switch {
+		case strings.HasSuffix(path, ":generateContent"):
+			return scriptGemini, true
+		case strings.HasSuffix(path, ":streamGenerateContent"):
+			return scriptGeminiStream, true
+		}
+	case strings.HasPrefix(path, "/model/") && strings.HasSuffix(path, "/converse"):
+		return scriptBedrock, true
+	}
+	return 0, false
+}
+
 // Script returns the FakeUpstream script.
 func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 	return func(req RecordedRequest) *ScriptedResponse {
@@ -37,11 +72,11 @@ func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 		}
 		body := gjson.ParseBytes(req.Body)
 		stream := body.Get("stream").Bool()
-		anthropic := req.Path == "/v1/messages"
-		if !anthropic && req.Path != "/v1/chat/completions" {
+		dialect, ok := scriptDialect(req.Path)
+		if !ok {
 			return nil
 		}
-		expanded, n := m.lastExpansion(body, anthropic)
+		expanded, n := m.lastExpansion(body, dialect)
 		var text, id string
 		switch {
 		case expanded != "" && !m.Always:
@@ -59,8 +94,17 @@ func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 			}
 		}
 		callID := fmt.Sprintf("expand_%d", n)
-		if anthropic {
+		switch dialect {
+		case scriptAnthropic:
 			return m.anthropic(stream, text, id, "toolu_"+callID)
+		case scriptResponses:
+			return m.responses(stream, text, id, "call_"+callID, n)
+		case scriptGemini:
+			return m.gemini(false, text, id)
+		case scriptGeminiStream:
+			return m.gemini(true, text, id)
+		case scriptBedrock:
+			return m.bedrock(text, id, "tooluse_"+callID)
 		}
 		return m.openAI(stream, text, id, "call_"+callID)
 	}
@@ -69,10 +113,65 @@ func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 // lastExpansion returns the text of the expand_context result the request
 // ends with ("" when it does not end with one) and how many expand results
 // it carries.
-func (m ExpandModel) lastExpansion(body gjson.Result, anthropic bool) (string, int) {
-	msgs := body.Get("messages").Array()
+func (m ExpandModel) lastExpansion(body gjson.Result, dialect int) (string, int) {
 	n := 0
 	last := ""
+	switch dialect {
+	case scriptResponses:
+		items := body.Get("input").Array()
+		for i, it := range items {
+			if it.Get("type").String() == "function_call_output" && strings.HasPrefix(it.Get("call_id").String(), "call_expand_") {
+				n++
+				if i == len(items)-1 {
+					last = contentText(it.Get("output"))
+				}
+			}
+		}
+		return last, n
+	case scriptGemini, scriptGeminiStream:
+		contents := body.Get("contents").Array()
+		for i, c := range contents {
+			c.Get("parts").ForEach(func(_, p gjson.Result) bool {
+				fr := p.Get("functionResponse")
+				if !fr.Exists() {
+					fr = p.Get("function_response")
+				}
+				if fr.Get("name").String() == "expand_context" {
+					n++
+					if i == len(contents)-1 {
+						r := fr.Get("response.content")
+						if !r.Exists() {
+							r = fr.Get("response")
+						}
+						if r.Type == gjson.String {
+							last = r.Str
+						} else {
+							last = r.Raw
+						}
+					}
+				}
+				return true
+			})
+		}
+		return last, n
+	case scriptBedrock:
+		msgs := body.Get("messages").Array()
+		for i, msg := range msgs {
+			msg.Get("content").ForEach(func(_, b gjson.Result) bool {
+				tr := b.Get("toolResult")
+				if tr.Exists() && strings.HasPrefix(tr.Get("toolUseId").String(), "tooluse_expand_") {
+					n++
+					if i == len(msgs)-1 {
+						last = contentText(tr.Get("content"))
+					}
+				}
+				return true
+			})
+		}
+		return last, n
+	}
+	anthropic := dialect == scriptAnthropic
+	msgs := body.Get("messages").Array()
 	for i, msg := range msgs {
 		isLast := i == len(msgs)-1
 		if anthropic {
@@ -221,4 +320,122 @@ func nilIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+func (m ExpandModel) responses(stream bool, text, id, callID string, n int) *ScriptedResponse {
+	model := "gpt-5-mini-2025-08-07"
+	respID := fmt.Sprintf("resp_expand_%d", n)
+	args := `{"id":"` + id + `"}`
+	say := text
+	if id != "" {
+		say = m.Preamble
+	}
+	msgItem := func(status, t string) map[string]any {
+		content := []any{}
+		if status == "completed" {
+			content = []any{map[string]any{"type": "output_text", "annotations": []any{}, "text": t}}
+		}
+		return map[string]any{"id": fmt.Sprintf("msg_expand_%d", n), "type": "message", "status": status,
+			"role": "assistant", "content": content}
+	}
+	fcItem := func(status, a string) map[string]any {
+		return map[string]any{"id": fmt.Sprintf("fc_expand_%d", n), "type": "function_call", "status": status,
+			"arguments": a, "call_id": callID, "name": "expand_context"}
+	}
+	var output []any
+	if say != "" {
+		output = append(output, msgItem("completed", say))
+	}
+	if id != "" {
+		output = append(output, fcItem("completed", args))
+	}
+	response := func(status string, out []any, usage any) map[string]any {
+		return map[string]any{"id": respID, "object": "response", "created_at": 1760000000, "status": status,
+			"error": nil, "incomplete_details": nil, "model": model, "output": out,
+			"parallel_tool_calls": true, "tool_choice": "auto", "usage": usage}
+	}
+	usage := map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
+		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}
+	if !stream {
+		return jsonResponse(mustJSON(response("completed", output, usage)))
+	}
+	seq := 0
+	var events [][]byte
+	ev := func(kind string, v map[string]any) {
+		v["type"] = kind
+		v["sequence_number"] = seq
+		seq++
+		events = append(events, []byte("event: "+kind+"\ndata: "+string(mustJSON(v))+"\n\n"))
+	}
+	ev("response.created", map[string]any{"response": response("in_progress", []any{}, nil)})
+	ev("response.in_progress", map[string]any{"response": response("in_progress", []any{}, nil)})
+	idx := 0
+	if say != "" {
+		itemID := fmt.Sprintf("msg_expand_%d", n)
+		part := func(t string) map[string]any {
+			return map[string]any{"type": "output_text", "annotations": []any{}, "text": t}
+		}
+		ev("response.output_item.added", map[string]any{"output_index": idx, "item": msgItem("in_progress", "")})
+		ev("response.content_part.added", map[string]any{"item_id": itemID, "output_index": idx, "content_index": 0, "part": part("")})
+		ev("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": idx, "content_index": 0,
+			"delta": say, "logprobs": []any{}})
+		ev("response.output_text.done", map[string]any{"item_id": itemID, "output_index": idx, "content_index": 0,
+			"text": say, "logprobs": []any{}})
+		ev("response.content_part.done", map[string]any{"item_id": itemID, "output_index": idx, "content_index": 0, "part": part(say)})
+		ev("response.output_item.done", map[string]any{"output_index": idx, "item": msgItem("completed", say)})
+		idx++
+	}
+	if id != "" {
+		itemID := fmt.Sprintf("fc_expand_%d", n)
+		ev("response.output_item.added", map[string]any{"output_index": idx, "item": fcItem("in_progress", "")})
+		ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": args[:len(args)/2]})
+		ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": args[len(args)/2:]})
+		ev("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": idx, "arguments": args})
+		ev("response.output_item.done", map[string]any{"output_index": idx, "item": fcItem("completed", args)})
+	}
+	ev("response.completed", map[string]any{"response": response("completed", output, usage)})
+	return sseResponse(events)
+}
+
+func (m ExpandModel) gemini(stream bool, text, id string) *ScriptedResponse {
+	var parts []any
+	if id == "" {
+		parts = []any{map[string]any{"text": text}}
+	} else {
+		if m.Preamble != "" {
+			parts = append(parts, map[string]any{"text": m.Preamble})
+		}
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": "expand_context", "args": map[string]any{"id": id}}})
+	}
+	answer := mustJSON(map[string]any{
+		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts},
+			"finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+		"modelVersion":  "gemini-2.5-pro",
+	})
+	if stream {
+		return sseResponse([][]byte{[]byte("data: " + string(answer) + "\r\n\r\n")})
+	}
+	return jsonResponse(answer)
+}
+
+func (m ExpandModel) bedrock(text, id, callID string) *ScriptedResponse {
+	var content []any
+	stop := "end_turn"
+	if id == "" {
+		content = []any{map[string]any{"text": text}}
+	} else {
+		if m.Preamble != "" {
+			content = append(content, map[string]any{"text": m.Preamble})
+		}
+		content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": callID, "name": "expand_context",
+			"input": map[string]any{"id": id}}})
+		stop = "tool_use"
+	}
+	return jsonResponse(mustJSON(map[string]any{
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
+		"stopReason": stop,
+		"usage":      map[string]any{"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+		"metrics":    map[string]any{"latencyMs": 100},
+	}))
 }

@@ -25,6 +25,7 @@ type harness struct {
 	routes            []testenv.RouteOverride
 	seed              int64 // chunking of request and response bodies
 	upstream          http.Handler
+	messageTimeout    time.Duration // 0: a generous 20 s
 }
 
 // running is a started harness.
@@ -87,13 +88,17 @@ func (h harness) start(t *testing.T) running {
 	if reqMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
 		mode.RequestTrailerMode = extprocfilterv3.ProcessingMode_SEND
 	}
+	msgTimeout := h.messageTimeout
+	if msgTimeout == 0 {
+		msgTimeout = 20 * time.Second // generous: the race detector is slow
+	}
 	p, err := testenv.NewProxy(testenv.ProxyConfig{
 		ExtProcAddr:       lis.Addr().String(),
 		UpstreamURL:       upSrv.URL,
 		Mode:              mode,
 		AllowModeOverride: true,
-		MessageTimeout:    20 * time.Second, // generous: the race detector is slow
-		MaxMessageTimeout: 5 * time.Minute,  // envoy/envoy.yaml's max_message_timeout
+		MessageTimeout:    msgTimeout,
+		MaxMessageTimeout: 5 * time.Minute, // envoy/envoy.yaml's max_message_timeout
 		BufferLimit:       32 << 20,
 		Routes:            h.routes,
 		RequestChunker:    testenv.RandomChunks(h.seed, 16<<10),

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow/redistest"
+	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/filters/wire/wiretest"
 )
 
 const benchKeys = 1024
@@ -129,6 +132,53 @@ func BenchmarkFindIDs(b *testing.B) {
 	for b.Loop() {
 		if len(FindIDs(text)) != 4 {
 			b.Fatal("ids")
+		}
+	}
+}
+
+// BenchmarkCompressFilter is the request step over a ~1 MB OpenAI Chat body
+// with 20 test-log results of ~50 KB each: cold (every result compressed
+// and both kinds stored) and warm (the next turn: cache hits, originals
+// touched), with the memory store and with a real Redis.
+func BenchmarkCompressFilter(b *testing.B) {
+	results := make([]string, 20)
+	for i := range results {
+		results[i] = testLog(900 + i)
+	}
+	body := wiretest.Request(wire.OpenAIChat, results...)
+	stores := []struct {
+		name string
+		open func(b *testing.B) Store
+	}{
+		{"memory", func(*testing.B) Store { return NewMemory(MemoryOptions{}) }},
+		{"redis", func(b *testing.B) Store {
+			srv := redistest.Start(b)
+			return newTestRedis(b, RedisOptions{Addr: srv.Addr()})
+		}},
+	}
+	for _, st := range stores {
+		for _, warm := range []bool{false, true} {
+			name := st.name + "/cold"
+			if warm {
+				name = st.name + "/warm"
+			}
+			b.Run(name, func(b *testing.B) {
+				store := st.open(b)
+				n := 0
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					tenant := "bench"
+					if !warm {
+						n++
+						tenant = fmt.Sprintf("bench-%d", n) // a new tenant: nothing cached
+					}
+					f := NewCompressFilter(defaultOpts(), Env{Store: store, Tenant: tenant})
+					if _, rep, err := pipeline.New(f).Run(wire.OpenAIChat, body); err != nil || len(rep.Changes) != len(results) {
+						b.Fatalf("err %v, %d changes", err, len(rep.Changes))
+					}
+				}
+			})
 		}
 	}
 }
