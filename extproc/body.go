@@ -58,6 +58,11 @@ type bodyStream struct {
 	eos      bool // end_of_stream seen: later data is a duplicate (envoy#46237)
 	passed   bool // gave up rewriting; the rest passes through
 	onGiveUp func(reason string)
+
+	// headers, when a rewrite sets it, rides on the whole-body answer: in
+	// BUFFERED the headers are still held, so the answer's status and
+	// content-type can change with its body (overflow recovery).
+	headers *extprocv3.HeaderMutation
 }
 
 // onBody returns the responses for one body message: exactly one outside
@@ -144,11 +149,16 @@ func (b *bodyStream) replaceWhole(out []byte) *extprocv3.ProcessingResponse {
 	// length differs with a 500, even with failure_mode_allow; it must be set
 	// in this same response (envoy-extproc.md §4.2). Where Envoy already
 	// removed the header it silently skips ours, so setting it is always safe.
+	hm := &extprocv3.HeaderMutation{
+		SetHeaders: []*corev3.HeaderValueOption{setHeader("content-length", strconv.Itoa(len(out)))},
+	}
+	if b.headers != nil {
+		hm.SetHeaders = append(hm.SetHeaders, b.headers.SetHeaders...)
+		hm.RemoveHeaders = append(hm.RemoveHeaders, b.headers.RemoveHeaders...)
+	}
 	return bodyResponse(b.dir, &extprocv3.CommonResponse{
-		HeaderMutation: &extprocv3.HeaderMutation{
-			SetHeaders: []*corev3.HeaderValueOption{setHeader("content-length", strconv.Itoa(len(out)))},
-		},
-		BodyMutation: &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: out}},
+		HeaderMutation: hm,
+		BodyMutation:   &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: out}},
 	})
 }
 

@@ -93,9 +93,11 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 		return rr, err
 	}
 	injected, changed, ierr := wire.InjectExpandTool(ep.Dialect, out)
-	if ierr != nil {
-		// No way to offer the tool: references would promise what the model
-		// cannot do. Rewrite again with the clamp alone.
+	if ierr != nil || !changed {
+		// No way to offer the tool (a tools list of an unknown shape), or
+		// the client has its own tool of that name whose calls toolproc must
+		// not take over: references would promise what the model cannot do.
+		// Rewrite again with the clamp alone.
 		return rewriteRequestBody(ctx, p, nil, tenant, ep, ask, body)
 	}
 	rr.out, rr.injected = injected, changed

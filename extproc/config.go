@@ -97,7 +97,33 @@ type Profile struct {
 	Clamp       ClampProfile    `json:"clamp"`
 	Compress    CompressProfile `json:"compress"`
 	Expand      ExpandProfile   `json:"expand"`
+	Recovery    RecoveryProfile `json:"recovery"`
 	Stream      StreamProfile   `json:"stream"`
+}
+
+// RecoveryProfile configures overflow recovery: when the provider says the
+// request is too large, rewrite it harder and replay it.
+type RecoveryProfile struct {
+	Enabled bool `json:"enabled"`
+	// Rungs in order, each used at most once per request: clamp (every
+	// result to the model's share of its window), compress (structural with
+	// shadow references), truncate (llxprt's 512 characters, original kept).
+	Rungs []string `json:"rungs"`
+	// ProviderLimitRungs answer OpenRouter's opaque 400 (metadata.raw
+	// "ERROR"), which says nothing about size: llxprt's fix for it was the
+	// 512-character cut (seed 000), so that rung goes first.
+	ProviderLimitRungs []string `json:"provider_limit_rungs"`
+	MaxReplays         int      `json:"max_replays"`
+	// ContextShare is seed 001's share of the context window one tool
+	// result (and, at this rung, all of them together) may take.
+	ContextShare  float64 `json:"context_share"`
+	TruncateChars int     `json:"truncate_chars"`
+	// Windows adds or overrides model-prefix → context-window (tokens)
+	// entries of the built-in table; DefaultWindow is used for unknown models.
+	Windows       map[string]int `json:"windows"`
+	DefaultWindow int            `json:"default_window"`
+	// MaxErrorBytes bounds how much of an error answer is held to classify it.
+	MaxErrorBytes int `json:"max_error_bytes"`
 }
 
 // CompressProfile configures compression with shadow references.
@@ -280,6 +306,9 @@ func (c *Config) Validate() error {
 	if u, err := url.Parse(c.Server.ReplayURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("server.replay_url", "must be an http(s) URL of Envoy's replay listener, got %q", c.Server.ReplayURL)
 	}
+	if c.Server.MaxMessageTimeout < 0 || time.Duration(c.Server.MaxMessageTimeout) > time.Hour {
+		bad("server.max_message_timeout", "must be between 0 (never extend) and 1h, the proto's cap")
+	}
 	if c.Server.ReplayTimeout <= 0 {
 		bad("server.replay_timeout", "must be positive")
 	}
@@ -348,6 +377,26 @@ func (c *Config) Validate() error {
 		} else if !strings.HasPrefix(l.Path, "/") || l.Timeout <= 0 || l.MaxConcurrent < 1 || l.Rate <= 0 {
 			bad(key+".compress.llm", "path must start with /, timeout, max_concurrent and rate must be positive")
 		}
+		rp := p.Recovery
+		for _, r := range append(slices.Clone(rp.Rungs), rp.ProviderLimitRungs...) {
+			if !slices.Contains(rungNames, r) {
+				bad(key+".recovery.rungs", "unknown rung %q; allowed: %s", r, strings.Join(rungNames, ", "))
+			}
+		}
+		if rp.MaxReplays < 0 || rp.MaxReplays > 10 {
+			bad(key+".recovery.max_replays", "must be between 0 and 10, got %d", rp.MaxReplays)
+		}
+		if rp.ContextShare <= 0 || rp.ContextShare > 1 {
+			bad(key+".recovery.context_share", "must be in (0, 1], got %v", rp.ContextShare)
+		}
+		if rp.TruncateChars < 16 || rp.DefaultWindow < 1024 || rp.MaxErrorBytes < 1024 {
+			bad(key+".recovery", "truncate_chars must be at least 16, default_window at least 1024, max_error_bytes at least 1024")
+		}
+		for m, w := range rp.Windows {
+			if m == "" || w < 1024 {
+				bad(key+".recovery.windows", "entry %q: a model prefix and a window of at least 1024 tokens", m)
+			}
+		}
 		if p.Expand.MaxLoops < 0 || p.Expand.MaxLoops > 20 {
 			bad(key+".expand.max_loops", "must be between 0 and 20, got %d", p.Expand.MaxLoops)
 		}
@@ -364,6 +413,9 @@ func (c *Config) ProfileNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// rungNames are the recovery rungs a profile can name.
+var rungNames = []string{"clamp", "compress", "truncate"}
 
 // strategyNames are the compression strategies a profile can name.
 var strategyNames = []string{"structural", "simple", "llm", "passthrough"}

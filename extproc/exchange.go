@@ -49,9 +49,17 @@ type exchange struct {
 	upstreamBody []byte
 	expandable   bool
 	loops        int
-	compressed   int    // results that carry a shadow reference
-	model        string // for the audit log
-	extended     bool   // override_message_timeout already sent
+	compressed   int     // results that carry a shadow reference
+	model        string  // for the audit log
+	extended     [2]bool // override_message_timeout sent, per direction
+
+	// Overflow recovery: the client's own request body (rungs that keep
+	// originals start from it), rungs already used, and a FULL_DUPLEX error
+	// answer held until its body is classified.
+	clientBody []byte
+	rungsUsed  map[string]bool
+	replays    int
+	held       *heldError
 
 	// send writes a response at once, ahead of handle's return value;
 	// Process sets it. Used for continuation bytes and timer extensions.
@@ -107,12 +115,21 @@ func (x *exchange) handle(m *extprocv3.ProcessingRequest) (resps []*extprocv3.Pr
 		return x.req.onTrailers()
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
 		phase = "response_headers"
-		return []*extprocv3.ProcessingResponse{x.onResponseHeaders(r.ResponseHeaders)}
+		if r := x.onResponseHeaders(r.ResponseHeaders); r != nil {
+			return []*extprocv3.ProcessingResponse{r}
+		}
+		return nil
 	case *extprocv3.ProcessingRequest_ResponseBody:
 		phase = "response_body"
+		if x.held != nil {
+			return x.onHeldErrorBody(r.ResponseBody)
+		}
 		return x.resp.onBody(r.ResponseBody)
 	case *extprocv3.ProcessingRequest_ResponseTrailers:
 		phase = "response_trailers"
+		if x.held != nil {
+			return append(x.finishHeldError(false), trailersResponse(dirResponse))
+		}
 		return x.resp.onTrailers()
 	}
 	return nil
@@ -185,7 +202,8 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 		// Removing it here is a no-op where Envoy already does (§4.1).
 		remove = append(remove, "content-length")
 	}
-	if x.profile.Stream.Normalize && getHeader(hm, "accept-encoding") != "" {
+	readsAnswers := x.profile.Stream.Normalize || x.profile.Compress.Enabled || x.profile.Recovery.Enabled
+	if readsAnswers && getHeader(hm, "accept-encoding") != "" {
 		// Envoy hands ext_proc the bytes as the upstream sent them and never
 		// decodes (§4): asking for an identity answer keeps it repairable.
 		remove = append(remove, "accept-encoding")
@@ -196,34 +214,30 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 	return resp
 }
 
-// onResponseHeaders decides how the answer is repaired. Only successful
-// answers of a request we processed are touched; errors pass untouched.
+// onResponseHeaders decides how the answer is repaired. Successful answers
+// of a request we processed are repaired (and expand_context answered);
+// errors are held and classified when overflow recovery may apply. A nil
+// result means the headers answer is deferred (FULL_DUPLEX_STREAMED error
+// held until its body says whether to recover).
 func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
 	cr := &extprocv3.CommonResponse{}
 	resp := headersResponse(dirResponse, cr)
-	if !x.process || x.clientAsk == nil || (!x.profile.Stream.Normalize && !x.expandable) || h.GetEndOfStream() {
+	if !x.process || x.clientAsk == nil || h.GetEndOfStream() {
 		return resp
 	}
 	hm := h.GetHeaders()
 	status := getHeader(hm, ":status")
 	ct := getHeader(hm, "content-type")
 	enc := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
-	if status != "200" {
-		return resp
-	}
 	d := string(x.dialect)
 	if enc != "" && enc != "identity" {
 		x.srv.metrics.Responses.WithLabelValues(d, "passthrough_encoded").Inc()
 		return resp
 	}
-	var repair stream.Repair
-	var ok bool
-	if x.profile.Stream.Normalize {
-		repair, ok = stream.PlanRepair(x.dialect, ct, *x.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
+	if status != "200" {
+		return x.onErrorHeaders(status, hm, resp)
 	}
-	if x.expandable {
-		repair, ok = x.planExpansion(ct, repair, ok)
-	}
+	repair, ok := x.planSuccess(ct)
 	if !ok {
 		return resp
 	}
@@ -263,6 +277,37 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	return resp
 }
 
+// planSuccess is the repair of a 200 answer with content type ct: stream
+// normalization, expand_context answering, and the overflow gate for
+// streams that open with an overflow error. ok=false leaves it untouched.
+func (x *exchange) planSuccess(ct string) (stream.Repair, bool) {
+	var repair stream.Repair
+	var ok bool
+	if x.profile.Stream.Normalize {
+		repair, ok = stream.PlanRepair(x.dialect, ct, *x.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
+	}
+	if x.expandable {
+		repair, ok = x.planExpansion(ct, repair, ok)
+	}
+	if x.recoverable() && strings.HasPrefix(strings.ToLower(ct), "text/event-stream") && repair.Whole == nil {
+		var emit func([]byte)
+		if x.resp.known && x.resp.mode == extprocv3FullDuplex {
+			emit = x.emitResponse
+		}
+		action := repair.Action
+		if action == "" {
+			action = "stream_gated"
+		}
+		repair = stream.Repair{
+			Stream:      stream.NewOverflowGate(x.dialect, repair.Stream, x, emit),
+			ContentType: repair.ContentType,
+			Action:      action,
+		}
+		ok = true
+	}
+	return repair, ok
+}
+
 // rewriteRequest runs the profile's pipeline over a complete request body.
 func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
 	m := x.srv.metrics
@@ -288,6 +333,11 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	if x.clientAsk != nil {
 		ask = *x.clientAsk
 	}
+	if x.profile.Compress.Enabled && (x.profile.Compress.Strategy == "llm" || x.profile.Compress.FallbackStrategy == "llm") {
+		// Summaries take seconds; the request body's message timer must
+		// allow them.
+		x.extendTimer(dirRequest)
+	}
 	rr, err := rewriteRequestBody(withRequestHeaders(context.Background(), x.reqHeaders), x.profile, store, x.tenant, x.endpoint, ask, body)
 	out, rep := rr.out, rr.report
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
@@ -308,6 +358,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		return body, false, nil
 	}
 	x.model = rep.Model
+	x.clientBody = body
 	x.recordCompression(rr)
 	x.expandable = rr.injected
 	x.upstreamBody = out

@@ -196,18 +196,26 @@ func (x *exchange) emitResponse(b []byte) {
 	}
 }
 
-// extendTimeout asks Envoy for more time before a replay outside
+// extendTimeout asks Envoy for more time before a replay on the response
+// path; see extendTimer.
+func (x *exchange) extendTimeout() { x.extendTimer(dirResponse) }
+
+// extendTimer asks Envoy for more time before slow work outside
 // FULL_DUPLEX_STREAMED, where a message timer runs (default 200 ms, our
 // envoy.yaml 30 s). Envoy honours it once per state and only up to its
 // max_message_timeout, hence the configured value (envoy-extproc.md §9).
-func (x *exchange) extendTimeout() {
-	if x.send == nil || x.extended || (x.resp.known && x.resp.mode == extprocv3FullDuplex) {
+func (x *exchange) extendTimer(d direction) {
+	b := &x.resp
+	if d == dirRequest {
+		b = &x.req
+	}
+	if x.send == nil || x.extended[d] || (b.known && b.mode == extprocv3FullDuplex) {
 		return
 	}
-	d := time.Duration(x.srv.cfg.Server.MaxMessageTimeout)
-	if d <= 0 {
+	t := time.Duration(x.srv.cfg.Server.MaxMessageTimeout)
+	if t <= 0 {
 		return
 	}
-	x.extended = true
-	_ = x.send(&extprocv3.ProcessingResponse{OverrideMessageTimeout: durationpb.New(d)})
+	x.extended[d] = true
+	_ = x.send(&extprocv3.ProcessingResponse{OverrideMessageTimeout: durationpb.New(t)})
 }

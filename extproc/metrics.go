@@ -22,6 +22,7 @@ type Metrics struct {
 	CompressCache   *prometheus.CounterVec   // result: hit, miss
 	StoreErrors     *prometheus.CounterVec   // op
 	Expansions      *prometheus.CounterVec   // dialect, outcome
+	Recoveries      *prometheus.CounterVec   // provider, class, rung, outcome
 }
 
 // Request outcomes.
@@ -58,7 +59,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "toolproc_passthrough_total", Help: "Bodies passed through unchanged because toolproc could not process them, by reason.",
 		}, []string{"reason"}),
 		ToolResults: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolproc_tool_results_total", Help: "Tool results seen in requests, by dialect and action (seen, clamped).",
+			Name: "toolproc_tool_results_total", Help: "Tool results seen in requests (action=seen) and rewritten, by dialect and the filter that changed them (clamp, compress, overflow_clamp, overflow_truncate).",
 		}, []string{"dialect", "action"}),
 		ToolResultBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_tool_result_bytes_total", Help: "Text bytes of rewritten tool results before and after rewriting.",
@@ -67,7 +68,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "toolproc_body_bytes_total", Help: "Request body bytes of processed LLM requests, received (in) and forwarded (out).",
 		}, []string{"direction", "stage"}),
 		Responses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolproc_responses_total", Help: "Successful answers to processed requests, by dialect and repair action (stream_normalized, json_to_sse, json_checked, passthrough_encoded).",
+			Name: "toolproc_responses_total", Help: "Successful answers to processed requests, by dialect and repair action (stream_normalized, json_to_sse, json_checked, stream_expanding, json_expanding, stream_gated, passthrough_encoded).",
 		}, []string{"dialect", "action"}),
 		Replays: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_replays_total", Help: "Requests toolproc sent itself through Envoy's replay listener, by purpose and outcome (2xx, 4xx, 5xx, error).",
@@ -94,6 +95,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		Expansions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_expansions_total", Help: "expand_context calls answered by toolproc, by dialect and outcome (requested, resolved, not_found, store_error, loop_limit, replay_failed).",
 		}, []string{"dialect", "outcome"}),
+		Recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_recoveries_total", Help: "Overflow recovery attempts, by provider, class (context_overflow, payload_too_large, provider_limit), rung and outcome (recovered, still_overflow, not_ours, replay_failed; rung=all exhausted; rung=none nothing_to_shrink).",
+		}, []string{"provider", "class", "rung", "outcome"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolproc_processing_seconds",
 			Help:    "Time spent handling one ext_proc message, by phase.",
@@ -102,6 +106,6 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
-		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions)
+		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries)
 	return m
 }

@@ -1,0 +1,405 @@
+package extproc
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/overflow"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/stream"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// RecoveryHeader tells the client (and access logs) that toolproc answered
+// with a replay: the rung that succeeded, or "exhausted".
+const RecoveryHeader = "x-toolproc-recovery"
+
+// Recovery outcomes for metrics.
+const (
+	recoveryRecovered = "recovered"
+	recoveryExhausted = "exhausted"
+	recoveryNotOurs   = "not_ours"
+	recoveryNoRung    = "nothing_to_shrink"
+)
+
+// heldError is a FULL_DUPLEX_STREAMED error answer whose headers are not
+// answered yet: Envoy sends the body without waiting (envoy-extproc.md
+// §3.2), so toolproc can read it, classify it and still choose the status
+// the client gets.
+type heldError struct {
+	status  int
+	headers *corev3.HeaderMap
+	body    []byte
+}
+
+// recoverable reports whether this exchange may replay to recover.
+func (x *exchange) recoverable() bool {
+	rp := x.profile.Recovery
+	return x.process && x.clientAsk != nil && x.upstreamBody != nil && x.srv.replay != nil &&
+		rp.Enabled && rp.MaxReplays > 0 && len(rp.Rungs) > 0
+}
+
+// neverOverflow are statuses no provider uses for a prompt that is too
+// large (auth, rate limits): not worth holding.
+var neverOverflow = map[string]bool{"401": true, "403": true, "404": true, "429": true}
+
+// onErrorHeaders decides how an error answer is handled. FULL_DUPLEX: the
+// headers answer is deferred until the body is in. BUFFERED: the body comes
+// whole with the headers still held, and the body answer may change both.
+// STREAMED (and NONE) answer the headers before the body exists, so the
+// status the client gets is already decided: no recovery there except for
+// errors that open a 200 stream (the overflow gate).
+func (x *exchange) onErrorHeaders(status string, hm *corev3.HeaderMap, resp *extprocv3.ProcessingResponse) *extprocv3.ProcessingResponse {
+	code, err := strconv.Atoi(status)
+	if err != nil || code < 400 || neverOverflow[status] || !x.recoverable() || !x.resp.known {
+		return resp
+	}
+	switch x.resp.mode {
+	case extprocv3FullDuplex:
+		x.held = &heldError{status: code, headers: hm}
+		return nil
+	case extprocfilterv3.ProcessingMode_BUFFERED:
+		x.resp.rewrite = func(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
+			return x.recoverBuffered(code, hm, body)
+		}
+	}
+	return resp
+}
+
+// onHeldErrorBody collects a held FULL_DUPLEX error body.
+func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.ProcessingResponse {
+	h := x.held
+	h.body = append(h.body, b.GetBody()...)
+	if len(h.body) > x.profile.Recovery.MaxErrorBytes {
+		// Not an error body any provider sends for an overflow: let it go.
+		x.held = nil
+		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+		return append(resps, streamedResponses(dirResponse, h.body, b.GetEndOfStream())...)
+	}
+	if !b.GetEndOfStream() {
+		return nil
+	}
+	return x.finishHeldError(true)
+}
+
+// finishHeldError answers the held headers and body: unchanged, or with the
+// replay's status, headers and body. eos says whether the body's own end
+// of stream is ours to send (false when trailers follow).
+func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
+	h := x.held
+	x.held = nil
+	unchanged := func() []*extprocv3.ProcessingResponse {
+		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
+	}
+	v := overflow.Classify(h.status, headerMap(h.headers), h.body)
+	if !v.Match() {
+		return unchanged()
+	}
+	res := x.runLadder(v)
+	switch {
+	case res.resp != nil:
+		defer res.resp.Body.Close()
+		ct := res.resp.Header.Get("content-type")
+		mutation := x.recoveredHeaders(res.resp.StatusCode, ct, res.rung)
+		repair, ok := x.planSuccess(ct)
+		if ok && repair.ContentType != "" {
+			mutation.SetHeaders = append(mutation.SetHeaders, setHeader("content-type", repair.ContentType))
+		}
+		if x.send == nil || x.send(headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})) != nil {
+			return nil
+		}
+		if !ok {
+			body, _ := io.ReadAll(io.LimitReader(res.resp.Body, maxContinuationBytes))
+			return streamedResponses(dirResponse, body, eos)
+		}
+		if repair.Stream == nil {
+			body, _ := io.ReadAll(io.LimitReader(res.resp.Body, maxContinuationBytes))
+			out, _ := repair.Whole(body)
+			return streamedResponses(dirResponse, out, eos)
+		}
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := res.resp.Body.Read(buf)
+			if n > 0 {
+				if out := repair.Stream.Write(buf[:n]); len(out) > 0 {
+					x.emitResponse(out)
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
+	case res.tried > 0:
+		mutation := x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
+		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})}
+		return append(resps, streamedResponses(dirResponse, res.body, eos)...)
+	}
+	return unchanged()
+}
+
+// recoverBuffered is the whole-body answer to a BUFFERED error: the
+// headers are still held, so status and content-type change with the body.
+func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
+	v := overflow.Classify(status, headerMap(hm), body)
+	if !v.Match() {
+		return body, false, nil
+	}
+	res := x.runLadder(v)
+	switch {
+	case res.resp != nil:
+		defer res.resp.Body.Close()
+		ct := res.resp.Header.Get("content-type")
+		out, _ := io.ReadAll(io.LimitReader(res.resp.Body, maxContinuationBytes))
+		mutation := x.recoveredHeaders(res.resp.StatusCode, ct, res.rung)
+		if repair, ok := x.planSuccess(ct); ok {
+			if repair.Stream != nil {
+				out = append(repair.Stream.Write(out), repair.Stream.Close()...)
+			} else if fixed, changed := repair.Whole(out); changed {
+				out = fixed
+			}
+			if repair.ContentType != "" {
+				mutation.SetHeaders = append(mutation.SetHeaders, setHeader("content-type", repair.ContentType))
+			}
+		}
+		x.resp.headers = mutation
+		return out, true, nil
+	case res.tried > 0:
+		x.resp.headers = x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
+		return res.body, true, nil
+	}
+	return body, false, nil
+}
+
+// recoveredHeaders sets what the client must see of the replay's answer.
+// :status may be set on response headers (envoy-extproc.md §7).
+func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.HeaderMutation {
+	m := &extprocv3.HeaderMutation{
+		SetHeaders:    []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung)},
+		RemoveHeaders: []string{"content-length"},
+	}
+	if ct != "" {
+		m.SetHeaders = append(m.SetHeaders, setHeader("content-type", ct))
+	}
+	return m
+}
+
+// Recover implements stream.Recoverer: an overflow error opened a 200
+// stream before anything reached the client.
+func (x *exchange) Recover(v overflow.Verdict) (io.ReadCloser, bool) {
+	res := x.runLadder(v)
+	if res.resp == nil {
+		return nil, false
+	}
+	if ct := strings.ToLower(res.resp.Header.Get("content-type")); !strings.HasPrefix(ct, "text/event-stream") {
+		res.resp.Body.Close()
+		return nil, false
+	}
+	return res.resp.Body, true
+}
+
+// ladderResult is the outcome of the escalation ladder: a successful
+// replay (resp, body unread), or the last error (status, contentType,
+// body) after tried replays.
+type ladderResult struct {
+	resp        *http.Response
+	rung        string
+	tried       int
+	status      int
+	contentType string
+	body        []byte
+}
+
+// runLadder tries the profile's rungs in order, each at most once per
+// request and at most max_replays in all, and stops at the first answer
+// that is not an overflow.
+func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
+	m := x.srv.metrics
+	rp := x.profile.Recovery
+	if x.rungsUsed == nil {
+		x.rungsUsed = map[string]bool{}
+	}
+	rungs := rp.Rungs
+	if v.Class == overflow.ProviderLimit {
+		rungs = rp.ProviderLimitRungs
+	}
+	var res ladderResult
+	for _, rung := range rungs {
+		if x.replays >= rp.MaxReplays {
+			break
+		}
+		if x.rungsUsed[rung] {
+			continue
+		}
+		x.rungsUsed[rung] = true
+		body, injected, ok := x.rungBody(rung)
+		if !ok {
+			continue
+		}
+		x.replays++
+		res.tried++
+		x.extendTimeout()
+		resp, err := x.srv.replay.Do(context.Background(), Replay{Purpose: "overflow_" + rung, Headers: x.reqHeaders, Body: body})
+		if err != nil {
+			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "replay_failed").Inc()
+			x.log.Warn("overflow recovery replay failed", "rung", rung, "error", err.Error())
+			break
+		}
+		ct := resp.Header.Get("content-type")
+		if resp.StatusCode == http.StatusOK {
+			if strings.HasPrefix(strings.ToLower(ct), "text/event-stream") {
+				// A stream may open with the same overflow: look before
+				// handing it on (nothing of it reached the client yet).
+				lv, prefix, _ := stream.LeadingError(x.dialect, resp.Body)
+				if lv.Match() {
+					resp.Body.Close()
+					m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "still_overflow").Inc()
+					res.status, res.contentType, res.body = http.StatusOK, ct, prefix
+					continue
+				}
+				resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(prefix), resp.Body), Closer: resp.Body}
+			}
+			x.upstreamBody = body
+			x.expandable = x.expandable || injected
+			res.resp, res.rung = resp, rung
+			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryRecovered).Inc()
+			x.log.Warn("overflow recovered by replay", "provider", v.Provider, "class", string(v.Class),
+				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body))
+			return res
+		}
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, int64(rp.MaxErrorBytes)))
+		resp.Body.Close()
+		res.status, res.contentType, res.body = resp.StatusCode, ct, errBody
+		next := overflow.Classify(resp.StatusCode, lowerHeader(resp.Header), errBody)
+		if !next.Match() {
+			// A different error now: that is the answer.
+			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryNotOurs).Inc()
+			break
+		}
+		m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "still_overflow").Inc()
+	}
+	if res.tried == 0 {
+		m.Recoveries.WithLabelValues(v.Provider, string(v.Class), "none", recoveryNoRung).Inc()
+		x.log.Warn("overflow not recovered: no rung could shrink the request", "provider", v.Provider, "class", string(v.Class))
+	} else {
+		m.Recoveries.WithLabelValues(v.Provider, string(v.Class), "all", recoveryExhausted).Inc()
+		x.log.Warn("overflow recovery exhausted; the client gets the last error", "provider", v.Provider,
+			"class", string(v.Class), "replays", x.replays, "status", res.status)
+	}
+	return res
+}
+
+// rungBody builds the request of one rung. injected says whether it offers
+// expand_context (its references must then be answered). ok=false: the rung
+// changes nothing (or cannot run here) and costs no replay.
+func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
+	rp := x.profile.Recovery
+	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)
+	keep := x.profile.Clamp.ClampLimits().Keep
+	ask := *x.clientAsk
+	resolvable := x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.clientBody)
+	run := func(src []byte, filters ...pipeline.Filter) ([]byte, pipeline.Report, bool) {
+		out, rep, err := pipeline.New(filters...).RunEndpoint(x.endpoint, src)
+		return out, rep, err == nil && rep.Changed()
+	}
+	switch rung {
+	case "clamp":
+		// On the request as last sent: what the pipeline kept, cut to the
+		// model's share of its window.
+		out, _, changed := run(x.upstreamBody, overflow.NewClampRung(budget, keep))
+		return out, false, changed
+	case "compress":
+		if !resolvable {
+			return nil, false, false
+		}
+		// From the client's own body, so the originals kept are the real
+		// ones; every result over min_bytes, skip_tools or not.
+		opts := x.profile.compress
+		opts.Strategy = compress.Structural(compress.StructuralOptions{TargetBytes: min(x.profile.Compress.TargetBytes, budget)})
+		opts.Fallback, opts.SkipTool, opts.MaxBytes = nil, nil, 0
+		opts.Clamp = clamp.Limits{MaxBytes: budget, Keep: keep}
+		cf := shadow.NewCompressFilter(opts, shadow.Env{Ctx: context.Background(), Store: x.srv.store, Tenant: x.tenant})
+		out, _, changed := run(x.clientBody, cf, overflow.NewClampRung(budget, keep))
+		if !changed || cf.Stats.References == 0 {
+			return nil, false, false
+		}
+		return x.offerExpand(out)
+	case "truncate":
+		o := overflow.TruncateOptions{MaxChars: rp.TruncateChars, Tool: wire.ExpandToolName}
+		if resolvable {
+			tenant := x.tenant
+			o.ID = func(original string) string { return shadow.ID(tenant, []byte(original)) }
+		}
+		tr := overflow.NewTruncateRung(o)
+		out, _, changed := run(x.clientBody, tr)
+		if !changed {
+			return nil, false, false
+		}
+		if o.ID == nil {
+			// No store to keep originals: the cut is marked in-band only.
+			return out, false, true
+		}
+		for _, k := range tr.Kept() {
+			if err := x.srv.store.Put(context.Background(), x.tenant, shadow.Original, k.ID, []byte(k.Original)); err != nil {
+				// A reference nobody can expand would be a lie: cut without.
+				x.srv.metrics.StoreErrors.WithLabelValues("recovery").Inc()
+				o.ID = nil
+				out, _, changed = run(x.clientBody, overflow.NewTruncateRung(o))
+				return out, false, changed
+			}
+		}
+		return x.offerExpand(out)
+	}
+	return nil, false, false
+}
+
+// offerExpand adds expand_context to a rung's body that carries references.
+func (x *exchange) offerExpand(body []byte) ([]byte, bool, bool) {
+	out, changed, err := wire.InjectExpandTool(x.dialect, body)
+	if err != nil {
+		return nil, false, false
+	}
+	return out, changed || x.expandable, true
+}
+
+// windows merges the profile's window entries over the built-in table.
+func (s *Server) windows(rp RecoveryProfile) map[string]int {
+	if len(rp.Windows) == 0 {
+		return overflow.DefaultWindows
+	}
+	out := make(map[string]int, len(overflow.DefaultWindows)+len(rp.Windows))
+	for k, v := range overflow.DefaultWindows {
+		out[k] = v
+	}
+	for k, v := range rp.Windows {
+		out[k] = v
+	}
+	return out
+}
+
+func lowerHeader(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		if len(v) > 0 {
+			out[strings.ToLower(k)] = v[0]
+		}
+	}
+	return out
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
