@@ -74,3 +74,23 @@ func TestCompressionMetricsMetadataAndAudit(t *testing.T) {
 		t.Fatalf("audit = %v", lines)
 	}
 }
+
+// TestClientsOwnExpandToolDisablesCompression: a client that defines its
+// own expand_context tool keeps it, and its results are clamped only:
+// toolproc will not answer calls to the client's tool, so a reference
+// would be a promise nobody keeps.
+func TestClientsOwnExpandToolDisablesCompression(t *testing.T) {
+	s := testServer(t, "")
+	x := newTestExchange(s)
+	body := []byte(strings.Replace(string(openAIBody(pytestRun())), `"stream":true}`,
+		`"stream":true,"tools":[{"type":"function","function":{"name":"expand_context","parameters":{"type":"object"}}}]}`, 1))
+	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex))
+	r := x.handle(reqBody(body, true))
+	out := string(r[0].GetRequestBody().GetResponse().GetBodyMutation().GetBody())
+	if out == "" {
+		out = string(body) // unchanged
+	}
+	if strings.Contains(out, "toolproc shadow_id") || strings.Count(out, `"expand_context"`) != 1 || x.expandable {
+		t.Fatal("compressed with references although the client owns expand_context")
+	}
+}

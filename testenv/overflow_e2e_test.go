@@ -157,6 +157,10 @@ func TestOverflowRecoveryExhausted(t *testing.T) {
 			if a.status != 400 || string(a.body) != testenv.OpenAIContextLength.Body || a.header.Get(extproc.RecoveryHeader) != "exhausted" {
 				t.Errorf("%s: client got %d %q (%s), want the last error, exhausted", mode, a.status, a.header.Get(extproc.RecoveryHeader), a.body)
 			}
+			e := &env{admin: r.adminURL}
+			if !e.metric(t, `toolproc_recoveries_total{class="context_overflow",outcome="exhausted",provider="openai",rung="all"} 1`) {
+				t.Errorf("%s: exhausted recovery not counted", mode)
+			}
 		}
 	}
 }
