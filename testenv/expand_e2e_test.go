@@ -505,3 +505,48 @@ func TestExpandExtendsMessageTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestLLMStrategyThroughReplayListener: with strategy llm the summary is
+// asked of a model through the replay listener (x-toolproc-replay:
+// compress, the caller's credentials forwarded), and the request the
+// provider gets carries the summary under a shadow reference.
+func TestLLMStrategyThroughReplayListener(t *testing.T) {
+	const summary = "SUMMARY: 3000 tests passed, tests/test_api.py::test_login FAILED (assert 401 == 200)."
+	up := testenv.NewFakeUpstream()
+	var mu sync.Mutex
+	var summariser []testenv.RecordedRequest
+	up.SetScript(func(r testenv.RecordedRequest) *testenv.ScriptedResponse {
+		if r.Header.Get(extproc.ReplayHeader) != "compress" {
+			return nil
+		}
+		mu.Lock()
+		summariser = append(summariser, r)
+		mu.Unlock()
+		return &testenv.ScriptedResponse{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: []byte(`{"id":"c1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":` +
+				string(wire.QuoteString(summary)) + `},"finish_reason":"stop"}]}`)}
+	})
+	r := harness{config: `profiles: {default: {compress: {strategy: llm, llm: {model: gpt-4o-mini}}}}`,
+		respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, upstream: up}.start(t)
+	a := openAIClientCall(t, r.proxyURL, false, openAIToolRequest(false, pytestLog()))
+	if a.text == "" {
+		t.Fatal("no answer")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(summariser) != 1 || summariser[0].Path != "/v1/chat/completions" ||
+		summariser[0].Header.Get("Authorization") != "Bearer sk-tenant-a" ||
+		gjson.GetBytes(summariser[0].Body, "model").String() != "gpt-4o-mini" {
+		t.Fatalf("summariser requests: %d", len(summariser))
+	}
+	var main testenv.RecordedRequest
+	for _, req := range up.Requests() {
+		if req.Header.Get(extproc.ReplayHeader) == "" {
+			main = req
+		}
+	}
+	result := gjson.GetBytes(main.Body, "messages.2.content").String()
+	if !strings.HasPrefix(result, "[toolproc shadow_id=sh_") || !strings.Contains(result, summary) {
+		t.Fatalf("the provider did not get the summary under a reference: %.300q", result)
+	}
+}
