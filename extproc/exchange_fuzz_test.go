@@ -21,6 +21,11 @@ func FuzzExchange(f *testing.F) {
 	f.Add(uint8(2), uint8(4), uint8(0), []byte(`{"messages":[{"role":"tool","tool_call_id":"a","content":"x\ny"}]}`), []byte("data: {\"choices\":[]}\n\ndata: [DONE]\n\n"), uint8(7))
 	f.Add(uint8(1), uint8(1), uint8(1), openAIBody(bigToolOutput()[:9000]), []byte("event: message_start\ndata: {}\n\n"), uint8(3))
 	f.Add(uint8(4), uint8(2), uint8(2), []byte(`not json`), []byte(`{"id":"x","object":"chat.completion"}`), uint8(1))
+	// Error answers: held (FULL_DUPLEX) or rewritten whole (BUFFERED) for
+	// overflow recovery; the replay URL has no listener here, so every
+	// replay fails and the error must come out as it was.
+	f.Add(uint8(2), uint8(4), uint8(12), openAIBody(bigToolOutput()[:9000]), []byte(`{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`), uint8(5))
+	f.Add(uint8(2), uint8(2), uint8(25), openAIBody(bigToolOutput()[:9000]), []byte(`{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`), uint8(64))
 	paths := []string{"/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/models"}
 	cts := []string{"text/event-stream", "application/json", "text/plain"}
 	f.Fuzz(func(t *testing.T, reqSel, respSel, pathSel uint8, reqBody, respBody []byte, step uint8) {
@@ -30,31 +35,34 @@ func FuzzExchange(f *testing.F) {
 		}
 		path := paths[int(pathSel)%len(paths)]
 		ct := cts[int(pathSel/4)%len(cts)]
+		status := []string{"200", "200", "400", "413"}[int(pathSel/12)%4]
 		n := int(step%64) + 1
-		s := testServer(t, "profiles: {default: {stream: {xml_tool_calls: true}}}")
+		s := testServer(t, "server: {replay_url: http://127.0.0.1:1, replay_timeout: 1s}\nprofiles: {default: {stream: {xml_tool_calls: true}}}")
 		x := newTestExchange(s)
 
 		x.handle(reqHeaders(path, reqMode, respMode))
-		reqOut := sendBody(t, x, reqMode, reqBody, n, true)
+		reqOut := sendBody(t, x, reqMode, reqBody, n, true, false)
 		if reqMode == modeBuffered && gjson.ValidBytes(reqBody) && reqOut != nil && !gjson.ValidBytes(reqOut) {
 			t.Fatalf("valid request JSON left invalid: %q", reqOut)
 		}
 		r := x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
-			ResponseHeaders: hdrs(":status", "200", "content-type", ct),
+			ResponseHeaders: hdrs(":status", status, "content-type", ct),
 		}})
-		if len(r) != 1 || r[0].GetResponseHeaders() == nil {
+		deferred := len(r) == 0 && status != "200" && respMode == modeDuplex
+		if !deferred && (len(r) != 1 || r[0].GetResponseHeaders() == nil) {
 			t.Fatalf("response headers answered with %v", r)
 		}
 		if respMode != modeNone {
-			sendBody(t, x, respMode, respBody, n, false)
+			sendBody(t, x, respMode, respBody, n, false, deferred)
 		}
 	})
 }
 
 // sendBody delivers body in chunks of n bytes (plus an empty final chunk
-// when n is even) and checks the answers; it returns what Envoy would
+// when n is even) and checks the answers (deferredHeaders: a held error's
+// headers answer comes first); it returns what Envoy would
 // forward (nil when it cannot be reconstructed simply).
-func sendBody(t *testing.T, x *exchange, mode extprocfilterv3.ProcessingMode_BodySendMode, body []byte, n int, req bool) []byte {
+func sendBody(t *testing.T, x *exchange, mode extprocfilterv3.ProcessingMode_BodySendMode, body []byte, n int, req, deferredHeaders bool) []byte {
 	t.Helper()
 	var chunks [][]byte
 	if mode == modeBuffered {
@@ -76,6 +84,13 @@ func sendBody(t *testing.T, x *exchange, mode extprocfilterv3.ProcessingMode_Bod
 			m = respBody(c, i == len(chunks)-1)
 		}
 		answers = append(answers, x.handle(m)...)
+	}
+	if deferredHeaders {
+		// A held FULL_DUPLEX error answers its headers first, then its body.
+		if len(answers) == 0 || answers[0].GetResponseHeaders() == nil {
+			t.Fatalf("deferred headers never answered: %v", answers)
+		}
+		answers = answers[1:]
 	}
 	var out []byte
 	sawEOS := false
