@@ -35,34 +35,8 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 		if len(r.Texts) == 0 && len(r.JSON) == 0 {
 			continue
 		}
-		texts := make([]string, len(r.Texts))
-		for k, t := range r.Texts {
-			texts[k] = t.Text
-		}
-		out, rep := Apply(texts, f.lim)
-		for k := range out {
-			if out[k] != texts[k] {
-				edits = append(edits, wire.SetString(r.Texts[k].Span, out[k]))
-			}
-		}
-		// JSON blocks share what the text blocks left of the byte budget.
-		used := rep.BytesAfter
-		for _, j := range r.JSON {
-			lim := f.lim
-			if lim.MaxBytes > 0 {
-				lim.MaxBytes = max(lim.MaxBytes-used, minJSONBytes)
-			}
-			v, jr := JSON(j.Raw, lim)
-			used += len(v)
-			rep.BytesBefore += jr.BytesBefore
-			rep.BytesAfter += jr.BytesAfter
-			rep.LinesBefore = max(rep.LinesBefore, jr.LinesBefore)
-			rep.LinesAfter = max(rep.LinesAfter, jr.LinesAfter)
-			if jr.Changed {
-				rep.Changed = true
-				edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(v)})
-			}
-		}
+		e, rep := Result(r, f.lim)
+		edits = append(edits, e...)
 		if !rep.Changed {
 			continue
 		}
@@ -84,4 +58,41 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 		})
 	}
 	return edits, changes
+}
+
+// Result clamps the text and JSON blocks of one tool result under lim and
+// returns the edits and what changed. Text blocks share one budget; JSON
+// blocks share what the text blocks left of it, never less than 1 KiB each
+// (enough for their structure and a note). The overflow rungs use it with a
+// per-result budget.
+func Result(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report) {
+	var edits []wire.Edit
+	texts := make([]string, len(r.Texts))
+	for k, t := range r.Texts {
+		texts[k] = t.Text
+	}
+	out, rep := Apply(texts, lim)
+	for k := range out {
+		if out[k] != texts[k] {
+			edits = append(edits, wire.SetString(r.Texts[k].Span, out[k]))
+		}
+	}
+	used := rep.BytesAfter
+	for _, j := range r.JSON {
+		jl := lim
+		if jl.MaxBytes > 0 {
+			jl.MaxBytes = max(jl.MaxBytes-used, minJSONBytes)
+		}
+		v, jr := JSON(j.Raw, jl)
+		used += len(v)
+		rep.BytesBefore += jr.BytesBefore
+		rep.BytesAfter += jr.BytesAfter
+		rep.LinesBefore = max(rep.LinesBefore, jr.LinesBefore)
+		rep.LinesAfter = max(rep.LinesAfter, jr.LinesAfter)
+		if jr.Changed {
+			rep.Changed = true
+			edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(v)})
+		}
+	}
+	return edits, rep
 }

@@ -34,10 +34,6 @@ import (
 // bytes, rounded to what the clamp's hint and a useful head still fit in.
 const minRungBytes = 2 << 10
 
-// minJSONBytes mirrors the clamp filter: a JSON block keeps at least this
-// much once text blocks of the same result used their share, enough for its
-// structure and the clamp's note.
-const minJSONBytes = 1024
 
 // ClampRung is rung (a). Build it with NewClampRung.
 type ClampRung struct {
@@ -135,32 +131,8 @@ func (r *ClampRung) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Chang
 		if sizes[i] <= allow[i] || len(tr.Texts) == 0 && len(tr.JSON) == 0 {
 			continue
 		}
-		lim := clamp.Limits{MaxBytes: allow[i], Keep: keep}
-		texts := make([]string, len(tr.Texts))
-		for k, t := range tr.Texts {
-			texts[k] = t.Text
-		}
-		out, rep := clamp.Apply(texts, lim)
-		for k := range out {
-			if out[k] != texts[k] {
-				edits = append(edits, wire.SetString(tr.Texts[k].Span, out[k]))
-			}
-		}
-		used := rep.BytesAfter
-		for _, j := range tr.JSON {
-			jl := lim
-			jl.MaxBytes = max(allow[i]-used, minJSONBytes)
-			v, jr := clamp.JSON(j.Raw, jl)
-			used += len(v)
-			rep.BytesBefore += jr.BytesBefore
-			rep.BytesAfter += jr.BytesAfter
-			rep.LinesBefore = max(rep.LinesBefore, jr.LinesBefore)
-			rep.LinesAfter = max(rep.LinesAfter, jr.LinesAfter)
-			if jr.Changed {
-				rep.Changed = true
-				edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(v)})
-			}
-		}
+		e, rep := clamp.Result(tr, clamp.Limits{MaxBytes: allow[i], Keep: keep})
+		edits = append(edits, e...)
 		if !rep.Changed {
 			continue
 		}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -250,24 +248,6 @@ func safeRead(r io.Reader, buf []byte) (n int, err error) {
 		}
 	}
 	return n, err
-}
-
-// expArgID reads the id argument from arguments that are a JSON object or a
-// string holding one; "" when malformed.
-func expArgID(args gjson.Result) string {
-	if args.Type == gjson.String {
-		if !gjson.Valid(args.Str) {
-			return ""
-		}
-		args = gjson.Parse(args.Str)
-	}
-	if !args.IsObject() {
-		return ""
-	}
-	if id := args.Get("id"); id.Type == gjson.String {
-		return id.Str
-	}
-	return ""
 }
 
 // expHeld is one held event: the bytes the client would get if it goes out

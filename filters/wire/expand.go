@@ -310,7 +310,7 @@ func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls i
 	}
 	seen := func(callID, name string, args gjson.Result) {
 		if name == ExpandToolName {
-			calls = append(calls, ExpandCall{CallID: callID, ID: expandArg(args), Index: totalCalls})
+			calls = append(calls, ExpandCall{CallID: callID, ID: ExpandArg(args), Index: totalCalls})
 		}
 		totalCalls++
 	}
@@ -376,10 +376,11 @@ func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls i
 	return calls, totalCalls, nil
 }
 
-// expandArg reads the id argument from arguments that are either an object
-// (Anthropic, Gemini, Bedrock) or a string holding a JSON object (OpenAI
-// Chat and Responses). Anything else is malformed and gives "".
-func expandArg(args gjson.Result) string {
+// ExpandArg reads the id argument of an expand_context call from arguments
+// that are either an object (Anthropic, Gemini, Bedrock) or a string holding
+// a JSON object (OpenAI Chat and Responses). Anything else is malformed and
+// gives "".
+func ExpandArg(args gjson.Result) string {
 	if args.Type == gjson.String {
 		if !gjson.Valid(args.Str) {
 			return ""
