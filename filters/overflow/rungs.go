@@ -34,7 +34,6 @@ import (
 // bytes, rounded to what the clamp's hint and a useful head still fit in.
 const minRungBytes = 2 << 10
 
-
 // ClampRung is rung (a). Build it with NewClampRung.
 type ClampRung struct {
 	budget int
