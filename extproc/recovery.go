@@ -84,6 +84,7 @@ func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.Processin
 	if len(h.body) > x.profile.Recovery.MaxErrorBytes {
 		// Not an error body any provider sends for an overflow: let it go.
 		x.held = nil
+		x.resp.eos = b.GetEndOfStream()
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
 		return append(resps, streamedResponses(dirResponse, h.body, b.GetEndOfStream())...)
 	}
@@ -99,6 +100,9 @@ func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.Processin
 func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 	h := x.held
 	x.held = nil
+	// The body is over: a duplicate final chunk (envoy#46237) must be
+	// ignored like any data after end_of_stream.
+	x.resp.eos = true
 	unchanged := func() []*extprocv3.ProcessingResponse {
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
 		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
