@@ -14,16 +14,10 @@ import (
 func parseAnthropic(root gjson.Result, c *Conversation) {
 	c.ToolsPath = pathIf(root, "tools")
 	c.SystemPath = pathIf(root, "system")
-	mi := -1
-	root.Get("messages").ForEach(func(_, msg gjson.Result) bool {
-		mi++
-		role := msg.Get("role").String()
-		if role == "assistant" {
-			c.assistantTurn(mi)
-		}
+	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg gjson.Result) {
 		content := msg.Get("content")
 		if !content.IsArray() {
-			return true
+			return
 		}
 		base := "messages." + strconv.Itoa(mi) + ".content."
 		bi := -1
@@ -52,9 +46,7 @@ func parseAnthropic(root gjson.Result, c *Conversation) {
 			}
 			return true
 		})
-		return true
 	})
-	c.Messages = mi + 1
 }
 
 func anthropicContent(path string, content gjson.Result, r *ToolResult) bool {

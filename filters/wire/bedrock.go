@@ -14,13 +14,7 @@ import (
 func parseBedrock(root gjson.Result, c *Conversation) {
 	c.ToolsPath = pathIf(root, "toolConfig.tools")
 	c.SystemPath = pathIf(root, "system")
-	mi := -1
-	root.Get("messages").ForEach(func(_, msg gjson.Result) bool {
-		mi++
-		role := msg.Get("role").String()
-		if role == "assistant" {
-			c.assistantTurn(mi)
-		}
+	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg gjson.Result) {
 		bi := -1
 		msg.Get("content").ForEach(func(_, block gjson.Result) bool {
 			bi++
@@ -58,7 +52,5 @@ func parseBedrock(root gjson.Result, c *Conversation) {
 			c.Results = append(c.Results, r)
 			return true
 		})
-		return true
 	})
-	c.Messages = mi + 1
 }

@@ -14,13 +14,7 @@ import (
 func parseGemini(root gjson.Result, c *Conversation) {
 	c.ToolsPath = pathIf(root, "tools")
 	c.SystemPath = pathIf(root, "systemInstruction", "system_instruction")
-	mi := -1
-	root.Get("contents").ForEach(func(_, msg gjson.Result) bool {
-		mi++
-		role := msg.Get("role").String()
-		if role == "model" {
-			c.assistantTurn(mi)
-		}
+	c.eachMessage(root.Get("contents"), "model", func(mi int, role string, msg gjson.Result) {
 		pk := -1
 		msg.Get("parts").ForEach(func(_, part gjson.Result) bool {
 			pk++
@@ -55,7 +49,5 @@ func parseGemini(root gjson.Result, c *Conversation) {
 			c.Results = append(c.Results, r)
 			return true
 		})
-		return true
 	})
-	c.Messages = mi + 1
 }

@@ -91,6 +91,23 @@ type Conversation struct {
 	lastAssistant int
 }
 
+// eachMessage walks a conversation list in order, marking the assistant
+// turns (messages whose role is assistantRole) before fn sees them, and
+// records how many messages there are.
+func (c *Conversation) eachMessage(list gjson.Result, assistantRole string, fn func(mi int, role string, msg gjson.Result)) {
+	mi := -1
+	list.ForEach(func(_, msg gjson.Result) bool {
+		mi++
+		role := msg.Get("role").String()
+		if role == assistantRole {
+			c.assistantTurn(mi)
+		}
+		fn(mi, role, msg)
+		return true
+	})
+	c.Messages = mi + 1
+}
+
 // ParseEndpoint is Parse plus the facts the path carries: for Gemini and
 // Bedrock the model and streaming live in the URL, not the body.
 func ParseEndpoint(ep Endpoint, body []byte) (*Conversation, error) {
