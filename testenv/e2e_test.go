@@ -44,26 +44,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	return &env{upstream: up, proxy: r.proxyURL, admin: r.adminURL}
 }
 
-func (e *env) post(t *testing.T, path string, body []byte, hdr ...string) (*http.Response, []byte) {
+func (e *env) post(t *testing.T, path string, body []byte, hdr ...string) rawAnswer {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.proxy+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("content-type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, got
+	return postRaw(t, e.proxy+path, body, hdr...)
 }
 
 // lastUpstream returns the one request the upstream received.
@@ -186,9 +169,10 @@ func TestE2EClampInEveryResponseMode(t *testing.T) {
 						}
 						return sr
 					})
-					resp, got := e.post(t, wiretest.Path(d), body, "anthropic-beta", "context-management-2025-06-27", "authorization", "Bearer sk-test")
-					if resp.StatusCode != http.StatusOK {
-						t.Fatalf("status %d: %s", resp.StatusCode, got)
+					a := e.post(t, wiretest.Path(d), body, "anthropic-beta", "context-management-2025-06-27", "authorization", "Bearer sk-test")
+					got := a.body
+					if a.status != http.StatusOK {
+						t.Fatalf("status %d: %s", a.status, got)
 					}
 					up := e.lastUpstream(t)
 					checkClamped(t, d, body, up)
@@ -218,9 +202,8 @@ func TestE2ERequestBodyModes(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newEnv(t, envOpts{reqMode: mode, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: int64(10 + i), config: clampOnly})
 			body := wiretest.Request(wire.Anthropic, sixThousandLines())
-			resp, _ := e.post(t, "/v1/messages", body)
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d", resp.StatusCode)
+			if a := e.post(t, "/v1/messages", body); a.status != http.StatusOK {
+				t.Fatalf("status %d", a.status)
 			}
 			checkClamped(t, wire.Anthropic, body, e.lastUpstream(t))
 		})
@@ -240,9 +223,8 @@ func TestE2EEveryDialect(t *testing.T) {
 				return &testenv.ScriptedResponse{Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(`{"ok":true}`)}
 			})
 			body := wiretest.Request(d, "small", wiretest.LongOutput(300_000), "also small")
-			resp, got := e.post(t, wiretest.Path(d), body)
-			if resp.StatusCode != http.StatusOK || string(got) != `{"ok":true}` {
-				t.Fatalf("status %d: %s", resp.StatusCode, got)
+			if a := e.post(t, wiretest.Path(d), body); a.status != http.StatusOK || string(a.body) != `{"ok":true}` {
+				t.Fatalf("status %d: %s", a.status, a.body)
 			}
 			up := e.lastUpstream(t)
 			checkClamped(t, d, body, up)
