@@ -9,6 +9,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
 	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/shadow"
 )
 
 // replayPurposeCompress labels summarisation requests of the llm strategy.
@@ -36,10 +37,6 @@ type replayCompleter struct {
 	cfg    LLMConfig
 }
 
-// credentialHeaders are forwarded to the summariser when
-// forward_credentials is on; nothing else of the client's request is.
-var credentialHeaders = []string{"authorization", "x-api-key", "api-key", "x-goog-api-key"}
-
 // Complete implements compress.Completer.
 func (c *replayCompleter) Complete(ctx context.Context, req compress.LLMRequest) (string, error) {
 	body, err := compress.LLMRequestBody(c.cfg.Dialect, req)
@@ -49,17 +46,18 @@ func (c *replayCompleter) Complete(ctx context.Context, req compress.LLMRequest)
 	hm := &corev3.HeaderMap{Headers: []*corev3.HeaderValue{
 		{Key: ":method", RawValue: []byte(http.MethodPost)},
 		{Key: ":path", RawValue: []byte(c.cfg.Path)},
-		{Key: "content-type", RawValue: []byte("application/json")},
 	}}
-	if c.cfg.Dialect == "anthropic" {
-		hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: "anthropic-version", RawValue: []byte("2023-06-01")})
+	for k, v := range compress.LLMRequestHeaders(c.cfg.Dialect) {
+		hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: k, RawValue: []byte(v)})
 	}
 	if orig, _ := ctx.Value(requestHeadersKey{}).(*corev3.HeaderMap); orig != nil {
 		if a := getHeader(orig, ":authority"); a != "" {
 			hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: ":authority", RawValue: []byte(a)})
 		}
 		if c.cfg.ForwardCredentials {
-			for _, k := range credentialHeaders {
+			// Only the credential is forwarded, nothing else of the
+			// client's request.
+			for _, k := range shadow.CredentialHeaders {
 				if v := getHeader(orig, k); v != "" {
 					hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: k, RawValue: []byte(v)})
 				}

@@ -342,6 +342,17 @@ const (
 	DialectAnthropic  = "anthropic"
 )
 
+// LLMRequestHeaders are the headers a request of dialect needs besides
+// credentials: Anthropic's Messages API refuses a request without
+// anthropic-version.
+func LLMRequestHeaders(dialect string) map[string]string {
+	h := map[string]string{"content-type": "application/json"}
+	if dialect == DialectAnthropic {
+		h["anthropic-version"] = "2023-06-01"
+	}
+	return h
+}
+
 // LLMRequestBody renders req as a request body for dialect "openai_chat"
 // (POST /v1/chat/completions, non-streaming, temperature 0) or "anthropic"
 // (POST /v1/messages, max_tokens sized from MaxOutputBytes).

@@ -25,9 +25,10 @@ const IDLen = len(IDPrefix) + idHexLen
 // tenantHexLen is the length of a hashed tenant (128 bits).
 const tenantHexLen = 32
 
-// credentialHeaders are consulted in this order when no configured header
-// is present. Names are lower-case, as Envoy delivers them.
-var credentialHeaders = [...]string{"authorization", "x-api-key", "api-key", "x-goog-api-key"}
+// CredentialHeaders name the caller's credential in LLM APIs; Tenant
+// consults them in this order when no configured header is present. Names
+// are lower-case, as Envoy delivers them.
+var CredentialHeaders = [...]string{"authorization", "x-api-key", "api-key", "x-goog-api-key"}
 
 // Tenant derives the tenant key from request headers (lower-case names): the
 // configured header if set and present, else the first present of
@@ -45,7 +46,7 @@ func Tenant(headers map[string]string, configured string) string {
 			return tenantHash(name, v)
 		}
 	}
-	for _, name := range credentialHeaders {
+	for _, name := range CredentialHeaders {
 		if v := strings.TrimSpace(headers[name]); v != "" {
 			return tenantHash(name, v)
 		}
