@@ -289,7 +289,7 @@ func (x *exchange) planSuccess(ct string) (stream.Repair, bool) {
 	if x.expandable {
 		repair, ok = x.planExpansion(ct, repair, ok)
 	}
-	if x.recoverable() && strings.HasPrefix(strings.ToLower(ct), "text/event-stream") && repair.Whole == nil {
+	if x.recoverable() && stream.IsSSE(ct) && repair.Whole == nil {
 		var emit func([]byte)
 		if x.resp.known && x.resp.mode == extprocv3FullDuplex {
 			emit = x.emitResponse

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -137,10 +136,9 @@ func (x *exchange) expandJSON(body []byte) ([]byte, bool) {
 // planExpansion wraps the answer's repair so expand_context calls are
 // answered inside toolproc. ok=false leaves repair as it was.
 func (x *exchange) planExpansion(ct string, repair stream.Repair, planned bool) (stream.Repair, bool) {
-	ct = strings.ToLower(ct)
 	opts := stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls}
 	switch {
-	case strings.HasPrefix(ct, "text/event-stream"):
+	case stream.IsSSE(ct):
 		newInner := func() stream.Normalizer {
 			r, ok := stream.PlanRepair(x.dialect, ct, *x.clientAsk, opts)
 			if !ok || r.Stream == nil {
@@ -161,7 +159,7 @@ func (x *exchange) planExpansion(ct string, repair stream.Repair, planned bool) 
 			ContentType: repair.ContentType,
 			Action:      "stream_expanding",
 		}, true
-	case strings.Contains(ct, "json"):
+	case stream.IsJSON(ct):
 		whole := repair.Whole
 		return stream.Repair{
 			Whole: func(body []byte) ([]byte, bool) {

@@ -207,7 +207,7 @@ func (x *exchange) Recover(v overflow.Verdict) (io.ReadCloser, bool) {
 	if res.resp == nil {
 		return nil, false
 	}
-	if ct := strings.ToLower(res.resp.Header.Get("content-type")); !strings.HasPrefix(ct, "text/event-stream") {
+	if !stream.IsSSE(res.resp.Header.Get("content-type")) {
 		res.resp.Body.Close()
 		return nil, false
 	}
@@ -263,7 +263,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 		}
 		ct := resp.Header.Get("content-type")
 		if resp.StatusCode == http.StatusOK {
-			if strings.HasPrefix(strings.ToLower(ct), "text/event-stream") {
+			if stream.IsSSE(ct) {
 				// A stream may open with the same overflow: look before
 				// handing it on (nothing of it reached the client yet).
 				lv, prefix, _ := stream.LeadingError(x.dialect, resp.Body)

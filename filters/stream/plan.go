@@ -26,7 +26,7 @@ type Repair struct {
 func PlanRepair(d wire.Dialect, ct string, ask wire.ClientAsk, opts Options) (Repair, bool) {
 	ct = strings.ToLower(ct)
 	opts.IncludeUsage = ask.IncludeUsage
-	switch isSSE, isJSON := strings.HasPrefix(ct, "text/event-stream"), strings.Contains(ct, "json"); {
+	switch isSSE, isJSON := IsSSE(ct), IsJSON(ct); {
 	case isSSE:
 		var n Normalizer
 		switch d {
@@ -71,3 +71,12 @@ func OpenAIChatErrorSSE(body []byte) []byte {
 	chunk := `{"error":{"message":"upstream answered a streaming request with a non-stream body","type":"upstream_error","body":` + string(raw) + `}}`
 	return []byte("data: " + chunk + "\n\ndata: [DONE]\n\n")
 }
+
+// IsSSE reports whether a content type is a server-sent event stream.
+func IsSSE(ct string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
+}
+
+// IsJSON reports whether a content type is JSON (application/json and
+// +json types).
+func IsJSON(ct string) bool { return strings.Contains(strings.ToLower(ct), "json") }
