@@ -343,8 +343,13 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {
 		reason := reasonInternalError
-		if errors.Is(err, wire.ErrNotJSON) {
+		switch {
+		case errors.Is(err, wire.ErrNotJSON):
 			reason = reasonMalformedJSON
+		case errors.Is(err, wire.ErrTooDeep):
+			reason = reasonTooDeep
+		case errors.Is(err, wire.ErrDuplicateKey):
+			reason = reasonDuplicateKeys
 		}
 		m.Passthrough.WithLabelValues(reason).Inc()
 		if x.profile.FailClosed() {
@@ -426,9 +431,16 @@ func headersResponse(d direction, cr *extprocv3.CommonResponse) *extprocv3.Proce
 func rejectReply(reason string) *extprocv3.ImmediateResponse {
 	code := typev3.StatusCode_InternalServerError
 	msg := "toolproc could not process this request"
-	if reason == reasonMalformedJSON {
+	switch reason {
+	case reasonMalformedJSON:
 		code = typev3.StatusCode_BadRequest
 		msg = "toolproc: request body is not valid JSON"
+	case reasonTooDeep:
+		code = typev3.StatusCode_BadRequest
+		msg = "toolproc: request body nests JSON too deeply"
+	case reasonDuplicateKeys:
+		code = typev3.StatusCode_BadRequest
+		msg = "toolproc: request body repeats a key in a JSON object"
 	}
 	body := `{"error":{"type":"toolproc_error","code":"` + reason + `","message":"` + msg + `"}}`
 	return &extprocv3.ImmediateResponse{

@@ -37,6 +37,8 @@ const (
 // Pass-through reasons (a request toolproc could not or would not rewrite).
 const (
 	reasonMalformedJSON   = "malformed_json"
+	reasonTooDeep         = "too_deep"
+	reasonDuplicateKeys   = "duplicate_keys"
 	reasonInternalError   = "internal_error"
 	reasonContentEncoding = "content_encoding"
 	reasonPartialBody     = "partial_body"

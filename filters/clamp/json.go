@@ -1,11 +1,13 @@
 package clamp
 
 import (
+	"errors"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -32,13 +34,27 @@ type jsonShape struct {
 
 // JSON clamps one JSON value. Values under both limits come back identical
 // (Changed=false). Invalid JSON is returned unchanged; the wire layer only
-// hands over values it parsed.
+// hands over values it parsed. A value nested past jsonsafe.MaxDepth is
+// never walked: over the byte limit it is clamped as text.
 func JSON(raw string, lim Limits) (string, Report) {
 	maxBytes, maxLines := axis(lim.MaxBytes), axis(lim.MaxLines)
+	rep := Report{BytesBefore: len(raw), BytesAfter: len(raw)}
+	switch err := jsonsafe.CheckString(raw, jsonsafe.Options{}); {
+	case errors.Is(err, jsonsafe.ErrTooDeep):
+		// The renderer walks containers recursively: a value nested past
+		// the limit is never walked. Over the byte limit it becomes a
+		// clamped text rendering inside a value of the same kind.
+		if len(raw) <= maxBytes {
+			return raw, rep
+		}
+		return jsonFallback(gjson.Parse(raw), raw, lim, rep)
+	case err != nil:
+		return raw, rep
+	}
 	v := gjson.Parse(raw)
-	rep := Report{BytesBefore: len(raw), BytesAfter: len(raw), LinesBefore: jsonLines(v), LinesAfter: 0}
+	rep.LinesBefore = jsonLines(v)
 	rep.LinesAfter = rep.LinesBefore
-	if !gjson.Valid(raw) || (len(raw) <= maxBytes && maxStringLines(v) <= maxLines) {
+	if len(raw) <= maxBytes && rep.LinesBefore <= maxLines {
 		return raw, rep
 	}
 	top := v.IsObject()

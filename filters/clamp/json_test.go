@@ -132,3 +132,19 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// Review finding 1: the renderer and the line counter recurse per level, so
+// a value nested millions deep must never reach them.
+func TestJSONTooDeepIsNeverWalked(t *testing.T) {
+	lim := Limits{MaxBytes: 4096, MaxLines: 100}
+	deep := strings.Repeat("[", 2_000_000) + strings.Repeat("]", 2_000_000)
+	out, rep := JSON(deep, lim)
+	if !rep.Changed || len(out) > lim.MaxBytes || !strings.HasPrefix(out, `["`) || !gjson.Valid(out) {
+		t.Fatalf("deep array: changed=%v, %d bytes, %.60q", rep.Changed, len(out), out)
+	}
+	// Past the limit validity is not checked further (that needs the
+	// stack): the output is still valid JSON within the limits.
+	if out, _ := JSON(strings.Repeat("[", 2_000_000), lim); len(out) > lim.MaxBytes || !gjson.Valid(out) {
+		t.Fatalf("unclosed deep input: %.60q", out)
+	}
+}

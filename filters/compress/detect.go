@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // Detect says what a tool output looks like. The tool call decides when it
@@ -118,7 +120,7 @@ func commandOf(h Hint) string {
 	if h.Args == "" {
 		return ""
 	}
-	if !gjson.Valid(h.Args) {
+	if !jsonsafe.ValidString(h.Args) {
 		// Some harnesses log the bare command line.
 		return h.Args
 	}
@@ -292,5 +294,5 @@ func looksJSON(text string) bool {
 	if !(t[0] == '{' && t[len(t)-1] == '}') && !(t[0] == '[' && t[len(t)-1] == ']') {
 		return false
 	}
-	return gjson.Valid(t)
+	return jsonsafe.ValidString(t)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // The llm strategy is the one place this package waits, keeps state and
@@ -435,7 +436,7 @@ func maxTokens(bytes int) int {
 // of that dialect. An answer stopped by the token limit is an error: its
 // end, where the failures usually are, is missing.
 func LLMResponseText(dialect string, body []byte) (string, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonsafe.Valid(body) {
 		return "", errors.New("llm: answer is not JSON")
 	}
 	root := gjson.ParseBytes(body)

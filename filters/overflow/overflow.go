@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // Class is the outcome of a classification.
@@ -214,7 +216,7 @@ func decide(info errInfo) (Verdict, bool) {
 // body (or JSON without recognisable error fields) is searched as text.
 func extractBody(body []byte, allowText bool) errInfo {
 	trim := trimSpaceBytes(body)
-	if len(trim) > 0 && (trim[0] == '{' || trim[0] == '[') && gjson.ValidBytes(trim) {
+	if len(trim) > 0 && (trim[0] == '{' || trim[0] == '[') && jsonsafe.Valid(trim) {
 		root := gjson.ParseBytes(trim)
 		if root.IsArray() { // Gemini streaming endpoint wraps errors in an array.
 			root = root.Get("0")

@@ -24,6 +24,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/wire"
@@ -338,7 +339,7 @@ func truncMarker(n int) string { return "… [truncated " + strconv.Itoa(n) + " 
 
 // isObject reports whether s is valid JSON whose top level is an object.
 func isObject(s string) bool {
-	return gjson.Valid(s) && gjson.Parse(s).IsObject()
+	return jsonsafe.ValidString(s) && gjson.Parse(s).IsObject()
 }
 
 // object applies the JSON-object path to s, an object of n code points. ok

@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // Anthropic Messages stream repair (wire-formats.md §2.4, synthesis rules in
@@ -147,7 +149,7 @@ func (a *antNormalizer) event(ev Event) {
 		return
 	}
 	root := gjson.ParseBytes(ev.Data)
-	if !root.IsObject() || !gjson.ValidBytes(ev.Data) {
+	if !root.IsObject() || !jsonsafe.Valid(ev.Data) {
 		// Not JSON: the Go SDK would fail the whole stream on it.
 		return
 	}

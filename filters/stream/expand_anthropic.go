@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -75,7 +76,7 @@ func (a *antExp) event(x *expander, ev Event) {
 		return
 	}
 	root := gjson.ParseBytes(ev.Data)
-	if !root.IsObject() || !gjson.ValidBytes(ev.Data) {
+	if !root.IsObject() || !jsonsafe.Valid(ev.Data) {
 		a.put(x, expHeld{raw: ev.Raw, name: ev.Name, id: ev.ID, data: ev.Data, kind: "other", idx: -1})
 		return
 	}
@@ -313,7 +314,7 @@ func (a *antExp) turn() wire.Turn {
 		default:
 			// Server tools and their results: the block as it started, with
 			// the streamed input when there was one.
-			if !gjson.Valid(b.start) || !gjson.Parse(b.start).IsObject() {
+			if !jsonsafe.ValidString(b.start) || !gjson.Parse(b.start).IsObject() {
 				continue
 			}
 			blk := []byte(b.start)
@@ -333,7 +334,7 @@ func (a *antExp) turn() wire.Turn {
 // inputObject is the block's input as a JSON object ({} when it is not one).
 func (b *antExpBlock) inputObject() []byte {
 	in := b.input
-	if gjson.ValidBytes(in) && gjson.ParseBytes(in).IsObject() {
+	if jsonsafe.Valid(in) && gjson.ParseBytes(in).IsObject() {
 		return expCompact(in)
 	}
 	return []byte("{}")

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -78,7 +79,7 @@ func (o *oaiExp) event(x *expander, ev Event) {
 		return
 	}
 	root := gjson.ParseBytes(data)
-	if !root.IsObject() || !gjson.ValidBytes(data) {
+	if !root.IsObject() || !jsonsafe.Valid(data) {
 		o.put(x, expHeld{raw: ev.Raw, data: data, kind: "other", idx: -1})
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -70,7 +71,7 @@ func (r *respExp) event(x *expander, ev Event) {
 		return
 	}
 	root := gjson.ParseBytes(ev.Data)
-	if !root.IsObject() || !gjson.ValidBytes(ev.Data) {
+	if !root.IsObject() || !jsonsafe.Valid(ev.Data) {
 		r.put(x, expHeld{raw: ev.Raw, name: ev.Name, id: ev.ID, data: ev.Data, kind: "other", idx: -1})
 		return
 	}

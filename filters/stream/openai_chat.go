@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // The OpenAI Chat Completions normalizer turns what OpenAI-compatible servers
@@ -164,7 +166,7 @@ func (n *oaiChat) Close() []byte {
 			// An unterminated last event whose JSON is whole is processed
 			// (openai-go would drop it); a torn one means the stream was cut.
 			d := bytes.TrimSpace(tail.Data)
-			if oaiIsDone(d) || tail.Name == "error" || gjson.ValidBytes(d) ||
+			if oaiIsDone(d) || tail.Name == "error" || jsonsafe.Valid(d) ||
 				(n.mode == oaiUndecided && !oaiLooksJSON(d)) {
 				n.onEvent(tail)
 			} else {
@@ -221,7 +223,7 @@ func (n *oaiChat) onEvent(ev *Event) {
 	case ev.Name == "error":
 		n.end(oaiErrorFromEvent(data))
 		return
-	case !oaiLooksJSON(data) || !gjson.ValidBytes(data):
+	case !oaiLooksJSON(data) || !jsonsafe.Valid(data):
 		return
 	}
 	if bytes.ContainsAny(data, "\r\n") {
@@ -1110,7 +1112,7 @@ func oaiErrorFromValue(e gjson.Result) []byte {
 
 // oaiErrorFromEvent builds the error chunk from an `event: error` payload.
 func oaiErrorFromEvent(data []byte) []byte {
-	if gjson.ValidBytes(data) {
+	if jsonsafe.Valid(data) {
 		root := gjson.ParseBytes(data)
 		if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
 			return oaiErrorFromValue(e)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // FixOpenAIChatJSON repairs a non-streaming chat.completion body (client
@@ -128,7 +130,7 @@ func oaiFixToolCall(tc gjson.Result, opts Options) ([]byte, bool) {
 // shape: choices carrying a message).
 func oaiIsCompletion(body []byte) bool {
 	body = bytes.TrimSpace(body)
-	if !oaiLooksJSON(body) || !gjson.ValidBytes(body) {
+	if !oaiLooksJSON(body) || !jsonsafe.Valid(body) {
 		return false
 	}
 	root := gjson.ParseBytes(body)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // OpenAI Responses stream repair (wire-formats.md §2.3). What a client must be
@@ -130,7 +132,7 @@ func (r *respNormalizer) event(ev Event) {
 		return
 	}
 	root := gjson.ParseBytes(ev.Data)
-	if !root.IsObject() || !gjson.ValidBytes(ev.Data) {
+	if !root.IsObject() || !jsonsafe.Valid(ev.Data) {
 		// Not JSON ("[DONE]" from a compatible server, garbage): openai-go
 		// would fail the stream on it. A missing terminal is handled at Close.
 		return

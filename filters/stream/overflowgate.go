@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -271,7 +272,7 @@ func eventType(ev *Event) string {
 // fields (content "" or null, refusal null, tool_calls []), with no
 // finish_reason; or choices:[] without usage.
 func oaiPreambleChunk(data []byte) bool {
-	if !gjson.ValidBytes(data) {
+	if !jsonsafe.Valid(data) {
 		return false
 	}
 	root := gjson.ParseBytes(data)

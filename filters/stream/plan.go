@@ -3,8 +3,7 @@ package stream
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -65,7 +64,7 @@ func PlanRepair(d wire.Dialect, ct string, ask wire.ClientAsk, opts Options) (Re
 // JSON, else as a string), then [DONE], which every OpenAI SDK ends cleanly.
 func OpenAIChatErrorSSE(body []byte) []byte {
 	raw := body
-	if !gjson.ValidBytes(body) {
+	if !jsonsafe.Valid(body) {
 		raw = wire.QuoteString(string(body))
 	}
 	chunk := `{"error":{"message":"upstream answered a streaming request with a non-stream body","type":"upstream_error","body":` + string(raw) + `}}`

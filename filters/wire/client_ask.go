@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
+)
 
 // ClientAsk is what a request says about the answer the client expects.
 type ClientAsk struct {
@@ -11,7 +15,7 @@ type ClientAsk struct {
 // AskOf reads ClientAsk from a request body; ok is false for a body that is
 // not JSON.
 func AskOf(ep Endpoint, body []byte) (ClientAsk, bool) {
-	if !gjson.ValidBytes(body) {
+	if !jsonsafe.Valid(body) {
 		return ClientAsk{}, false
 	}
 	return ClientAsk{

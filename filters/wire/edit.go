@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tidwall/gjson"
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // Edit replaces the raw JSON value at Span with Raw.
@@ -51,7 +51,7 @@ func Apply(body []byte, edits []Edit) ([]byte, error) {
 		prev = e.Span.End
 	}
 	out = append(out, body[prev:]...)
-	if !gjson.ValidBytes(out) {
+	if !jsonsafe.Valid(out) {
 		return nil, fmt.Errorf("%w: result is not valid JSON", ErrBadEdit)
 	}
 	return out, nil

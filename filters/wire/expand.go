@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // ExpandToolName is the injected tool's name.
@@ -92,7 +94,7 @@ func InjectExpandTool(d Dialect, body []byte) (out []byte, changed bool, err err
 	if !d.Valid() {
 		return body, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
 	}
-	if !gjson.ValidBytes(body) {
+	if !jsonsafe.Valid(body) {
 		return body, false, ErrNotJSON
 	}
 	root := gjson.ParseBytes(body)
@@ -131,7 +133,7 @@ func InjectExpandTool(d Dialect, body []byte) (out []byte, changed bool, err err
 	if err != nil {
 		return body, false, fmt.Errorf("inject %s: %w", ExpandToolName, err)
 	}
-	if !gjson.ValidBytes(out) {
+	if !jsonsafe.Valid(out) {
 		return body, false, fmt.Errorf("inject %s: %w: result is not valid JSON", ExpandToolName, ErrBadEdit)
 	}
 	return out, true, nil
@@ -301,7 +303,7 @@ func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls i
 	if !d.Valid() {
 		return nil, 0, fmt.Errorf("find %s calls: unknown dialect %q", ExpandToolName, d)
 	}
-	if !gjson.ValidBytes(answer) {
+	if !jsonsafe.Valid(answer) {
 		return nil, 0, ErrNotJSON
 	}
 	root := gjson.ParseBytes(answer)
@@ -382,7 +384,7 @@ func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls i
 // gives "".
 func ExpandArg(args gjson.Result) string {
 	if args.Type == gjson.String {
-		if !gjson.Valid(args.Str) {
+		if !jsonsafe.ValidString(args.Str) {
 			return ""
 		}
 		args = gjson.Parse(args.Str)

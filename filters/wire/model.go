@@ -5,10 +5,23 @@ import (
 	"fmt"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // ErrNotJSON means the body is not a JSON object; callers pass it through.
 var ErrNotJSON = errors.New("body is not a JSON object")
+
+// ErrTooDeep means the body nests arrays and objects past
+// jsonsafe.MaxDepth. Nothing recursive may look at it; callers pass it
+// through byte-identical.
+var ErrTooDeep = fmt.Errorf("body is not rewritable: %w", jsonsafe.ErrTooDeep)
+
+// ErrDuplicateKey means an object in the body names a key twice. toolproc
+// reads the first occurrence and providers the last (Python's json, Go's
+// encoding/json), so a clamp of the first would let the second through
+// unclamped: the body passes through, counted.
+var ErrDuplicateKey = fmt.Errorf("body is not rewritable: %w", jsonsafe.ErrDuplicateKey)
 
 // ContentForm is the JSON shape a tool result's content had on the wire.
 // Rewrites keep it: a string stays a string, an array stays an array.
@@ -125,7 +138,12 @@ func ParseEndpoint(ep Endpoint, body []byte) (*Conversation, error) {
 // Parse builds the Conversation for body in one pass over the raw bytes. It
 // never unmarshals the whole body: unknown fields are simply not looked at.
 func Parse(d Dialect, body []byte) (*Conversation, error) {
-	if !gjson.ValidBytes(body) {
+	switch err := jsonsafe.Check(body, jsonsafe.Options{DuplicateKeys: true}); {
+	case errors.Is(err, jsonsafe.ErrTooDeep):
+		return nil, ErrTooDeep
+	case errors.Is(err, jsonsafe.ErrDuplicateKey):
+		return nil, ErrDuplicateKey
+	case err != nil:
 		return nil, ErrNotJSON
 	}
 	root := gjson.ParseBytes(body)

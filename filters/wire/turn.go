@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // Turn is a model turn that called expand_context, in the form a request of
@@ -122,7 +124,7 @@ func TurnFromAnswer(d Dialect, answer []byte) (t Turn, totalCalls int, err error
 	if err != nil {
 		return Turn{}, total, fmt.Errorf("turn from answer: %w", err)
 	}
-	if !gjson.ValidBytes(a) {
+	if !jsonsafe.Valid(a) {
 		return Turn{}, total, fmt.Errorf("turn from answer: %w: result is not valid JSON", ErrBadEdit)
 	}
 	return Turn{Assistant: a, Calls: calls}, total, nil
@@ -357,7 +359,7 @@ func Continue(d Dialect, request []byte, t Turn, results []ExpandResult) ([]byte
 	if err != nil {
 		return nil, fmt.Errorf("continue: %w", err)
 	}
-	if !gjson.ValidBytes(out) {
+	if !jsonsafe.Valid(out) {
 		return nil, fmt.Errorf("continue: %w: result is not valid JSON", ErrBadEdit)
 	}
 	return out, nil
@@ -378,7 +380,7 @@ func continueTurn(d Dialect, request []byte, t Turn, results []ExpandResult) ([]
 			return nil, fmt.Errorf("result %d answers %q, the call is %q", i, r.Call.CallID, t.Calls[i].CallID)
 		}
 	}
-	if !gjson.ValidBytes(request) {
+	if !jsonsafe.Valid(request) {
 		return nil, ErrNotJSON
 	}
 	root := gjson.ParseBytes(request)
@@ -386,7 +388,7 @@ func continueTurn(d Dialect, request []byte, t Turn, results []ExpandResult) ([]
 		return nil, ErrNotJSON
 	}
 	root.Index = rootIndex(request)
-	if !gjson.ValidBytes(t.Assistant) {
+	if !jsonsafe.Valid(t.Assistant) {
 		return nil, fmt.Errorf("%w: the turn's assistant part is not valid JSON", ErrBadEdit)
 	}
 	asst := gjson.ParseBytes(t.Assistant)
@@ -565,7 +567,7 @@ func geminiSnakeCase(root gjson.Result) bool {
 //
 // Invalid JSON, or nothing to strip, gives (answer, false).
 func StripExpandCalls(d Dialect, answer []byte) (out []byte, changed bool) {
-	if !gjson.ValidBytes(answer) {
+	if !jsonsafe.Valid(answer) {
 		return answer, false
 	}
 	root := gjson.ParseBytes(answer)

@@ -9,12 +9,13 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // CheckPairing returns the first pairing rule body breaks for dialect d.
 func CheckPairing(d wire.Dialect, body []byte) error {
-	if !gjson.ValidBytes(body) {
+	if !jsonsafe.Valid(body) {
 		return fmt.Errorf("not valid JSON")
 	}
 	root := gjson.ParseBytes(body)

@@ -1,0 +1,417 @@
+// Package jsonsafe checks JSON from untrusted sources before any recursive
+// code sees it. gjson's validator (and every tree walk written as a
+// recursion) uses one stack frame per nesting level, and Go kills a process
+// whose goroutine stack passes 1 GB with "fatal error: stack overflow",
+// which recover cannot catch: a few megabytes of '[' would take toolproc
+// down. Check is an iterative validator with an explicit, bounded stack, so
+// its cost is linear in the input and its memory is bounded by the depth
+// limit. It also finds duplicate object keys, which toolproc and the
+// provider would read differently (gjson takes the first occurrence;
+// Python's json and Go's encoding/json take the last).
+package jsonsafe
+
+import (
+	"errors"
+	"unicode/utf8"
+)
+
+// MaxDepth is the default nesting limit: far beyond any LLM request or
+// answer (they nest a dozen levels), far below what recursion can afford.
+const MaxDepth = 512
+
+var (
+	// ErrInvalid: not one well-formed JSON value (RFC 8259).
+	ErrInvalid = errors.New("jsonsafe: not valid JSON")
+	// ErrTooDeep: arrays and objects nested past the limit.
+	ErrTooDeep = errors.New("jsonsafe: JSON nested too deep")
+	// ErrDuplicateKey: an object names the same key twice.
+	ErrDuplicateKey = errors.New("jsonsafe: duplicate key in a JSON object")
+)
+
+// Options tune Check; the zero value means MaxDepth and duplicates allowed.
+type Options struct {
+	MaxDepth      int
+	DuplicateKeys bool // report ErrDuplicateKey
+}
+
+// Valid reports whether b is one valid JSON value nested at most MaxDepth
+// deep. It is the drop-in for gjson.ValidBytes on untrusted bytes.
+func Valid(b []byte) bool { return check(b, Options{}) == nil }
+
+// ValidString is Valid for a string.
+func ValidString(s string) bool { return check(s, Options{}) == nil }
+
+// Check reports why b is not acceptable, or nil: ErrTooDeep before
+// ErrInvalid when the nesting limit is passed first (a body of a million
+// '[' is "too deep", not merely "invalid").
+func Check(b []byte, o Options) error { return check(b, o) }
+
+// CheckString is Check for a string.
+func CheckString(s string, o Options) error { return check(s, o) }
+
+// Depth returns the deepest nesting of arrays and objects in b, counting
+// brackets outside strings, without validating anything else; it stops
+// counting at limit+1. It is for callers that only need the bound.
+func Depth[T ~string | ~[]byte](b T, limit int) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipString(b, i+1)
+			if i < 0 {
+				return deepest
+			}
+		case '[', '{':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// skipString returns the index of the closing quote of the string whose
+// body starts at i, or -1 when it does not end.
+func skipString[T ~string | ~[]byte](b T, i int) int {
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// frame is one open container. keys is where its keys start in the shared
+// key list; set replaces the linear search once an object is large.
+type frame struct {
+	object bool
+	keys   int
+	set    map[string]struct{}
+}
+
+// smallObject is how many keys are compared pairwise before a set is built.
+const smallObject = 16
+
+func check[T ~string | ~[]byte](b T, o Options) error {
+	limit := o.MaxDepth
+	if limit <= 0 {
+		limit = MaxDepth
+	}
+	var stack []frame
+	var keys []string // decoded keys of the open objects, when checking duplicates
+	i := skipWS(b, 0)
+	for {
+		// A value starts at i.
+		if i >= len(b) {
+			return ErrInvalid
+		}
+		switch c := b[i]; c {
+		case '{', '[':
+			if len(stack) >= limit {
+				return ErrTooDeep
+			}
+			stack = append(stack, frame{object: c == '{', keys: len(keys)})
+			i = skipWS(b, i+1)
+			closer := byte(']')
+			if c == '{' {
+				closer = '}'
+			}
+			if i < len(b) && b[i] == closer {
+				stack = stack[:len(stack)-1]
+				i++
+				goto after
+			}
+			if c == '{' {
+				var err error
+				if i, err = objectKey(b, i, o.DuplicateKeys, &stack[len(stack)-1], &keys); err != nil {
+					return err
+				}
+			}
+			continue
+		case '"':
+			end := skipValidString(b, i+1)
+			if end < 0 {
+				return ErrInvalid
+			}
+			i = end + 1
+		case 't':
+			if !hasLiteral(b, i, "true") {
+				return ErrInvalid
+			}
+			i += 4
+		case 'f':
+			if !hasLiteral(b, i, "false") {
+				return ErrInvalid
+			}
+			i += 5
+		case 'n':
+			if !hasLiteral(b, i, "null") {
+				return ErrInvalid
+			}
+			i += 4
+		default:
+			end := skipNumber(b, i)
+			if end < 0 {
+				return ErrInvalid
+			}
+			i = end
+		}
+	after:
+		// A value ended at i: close containers, or find the next value.
+		for {
+			i = skipWS(b, i)
+			if len(stack) == 0 {
+				if i != len(b) {
+					return ErrInvalid
+				}
+				return nil
+			}
+			if i >= len(b) {
+				return ErrInvalid
+			}
+			top := &stack[len(stack)-1]
+			switch b[i] {
+			case ',':
+				i = skipWS(b, i+1)
+				if top.object {
+					var err error
+					if i, err = objectKey(b, i, o.DuplicateKeys, top, &keys); err != nil {
+						return err
+					}
+				}
+			case ']', '}':
+				if (b[i] == '}') != top.object {
+					return ErrInvalid
+				}
+				keys = keys[:top.keys]
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			default:
+				return ErrInvalid
+			}
+			break
+		}
+	}
+}
+
+// objectKey reads `"key" :` at i and returns where the value starts.
+func objectKey[T ~string | ~[]byte](b T, i int, dups bool, f *frame, keys *[]string) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, ErrInvalid
+	}
+	end := skipValidString(b, i+1)
+	if end < 0 {
+		return 0, ErrInvalid
+	}
+	if dups {
+		k := decodeKey(b[i+1 : end])
+		if f.set != nil {
+			if _, seen := f.set[k]; seen {
+				return 0, ErrDuplicateKey
+			}
+			f.set[k] = struct{}{}
+		} else {
+			own := (*keys)[f.keys:]
+			for _, prev := range own {
+				if prev == k {
+					return 0, ErrDuplicateKey
+				}
+			}
+			if len(own) >= smallObject {
+				f.set = make(map[string]struct{}, 2*smallObject)
+				for _, prev := range own {
+					f.set[prev] = struct{}{}
+				}
+				f.set[k] = struct{}{}
+			}
+		}
+		if f.set == nil {
+			*keys = append(*keys, k)
+		}
+	}
+	i = skipWS(b, end+1)
+	if i >= len(b) || b[i] != ':' {
+		return 0, ErrInvalid
+	}
+	return skipWS(b, i+1), nil
+}
+
+// decodeKey returns the key as the provider's JSON reader sees it: escapes
+// resolved, so "content" and "\u0063ontent" are the same key.
+func decodeKey[T ~string | ~[]byte](raw T) string {
+	j := 0
+	for j < len(raw) && raw[j] != '\\' {
+		j++
+	}
+	if j == len(raw) {
+		return string(raw)
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := rune(hex4(raw[i+1 : i+5]))
+			i += 4
+			if r >= 0xD800 && r < 0xDC00 && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				lo := rune(hex4(raw[i+3 : i+7]))
+				if lo >= 0xDC00 && lo < 0xE000 {
+					r = (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000
+					i += 6
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			out = append(out, raw[i])
+		}
+	}
+	return string(out)
+}
+
+func hex4[T ~string | ~[]byte](h T) int {
+	n := 0
+	for i := 0; i < 4; i++ {
+		c := h[i]
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		default:
+			n = n<<4 | int(c-'A'+10)
+		}
+	}
+	return n
+}
+
+func skipWS[T ~string | ~[]byte](b T, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func hasLiteral[T ~string | ~[]byte](b T, i int, lit string) bool {
+	if len(b)-i < len(lit) {
+		return false
+	}
+	for j := 0; j < len(lit); j++ {
+		if b[i+j] != lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// skipValidString returns the index of the closing quote of a string whose
+// body starts at i, or -1 when it is not a valid JSON string (raw control
+// characters, bad escapes, no end).
+func skipValidString[T ~string | ~[]byte](b T, i int) int {
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 {
+					return -1
+				}
+				for j := i + 2; j < i+6; j++ {
+					if !isHex(b[j]) {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// skipNumber returns the index after the number at i, or -1.
+func skipNumber[T ~string | ~[]byte](b T, i int) int {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func digits[T ~string | ~[]byte](b T, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}

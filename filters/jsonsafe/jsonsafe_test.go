@@ -1,0 +1,255 @@
+package jsonsafe
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestCheck(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, tc := range []struct {
+		in   string
+		opts Options
+		want error
+	}{
+		{`{}`, Options{}, nil},
+		{` {"a":[1,2.5e-3,-0,true,false,null,"x\u00e9\n"]} `, Options{}, nil},
+		{`"just a string"`, Options{}, nil},
+		{`-12.5E+10`, Options{}, nil},
+		{``, Options{}, ErrInvalid},
+		{`{`, Options{}, ErrInvalid},
+		{`{"a":1,}`, Options{}, ErrInvalid},
+		{`[1,]`, Options{}, ErrInvalid},
+		{`[1 2]`, Options{}, ErrInvalid},
+		{`{"a" 1}`, Options{}, ErrInvalid},
+		{`{"a":1]`, Options{}, ErrInvalid},
+		{`[1}`, Options{}, ErrInvalid},
+		{`01`, Options{}, ErrInvalid},
+		{`1.`, Options{}, ErrInvalid},
+		{`1e`, Options{}, ErrInvalid},
+		{`"\x"`, Options{}, ErrInvalid},
+		{`"\u12g4"`, Options{}, ErrInvalid},
+		{"\"raw\ttab\"", Options{}, ErrInvalid},
+		{`tru`, Options{}, ErrInvalid},
+		{`{} {}`, Options{}, ErrInvalid},
+		{"\xef\xbb\xbf{}", Options{}, ErrInvalid}, // a BOM is not JSON
+		{deep(512), Options{}, nil},
+		{deep(513), Options{}, ErrTooDeep},
+		{deep(4), Options{MaxDepth: 3}, ErrTooDeep},
+		{strings.Repeat("[", 1000), Options{}, ErrTooDeep},
+		{strings.Repeat(`{"a":`, 600), Options{}, ErrTooDeep},
+		{`{"a":1,"a":2}`, Options{}, nil},
+		{`{"a":1,"a":2}`, Options{DuplicateKeys: true}, ErrDuplicateKey},
+		{`{"content":"x","\u0063ontent":"y"}`, Options{DuplicateKeys: true}, ErrDuplicateKey},
+		{`{"\ud83d\ude00":1,"😀":2}`, Options{DuplicateKeys: true}, ErrDuplicateKey},
+		{`{"a":{"a":1},"b":{"a":2}}`, Options{DuplicateKeys: true}, nil},
+		{`[{"a":1},{"a":1}]`, Options{DuplicateKeys: true}, nil},
+		{manyKeys(100, -1), Options{DuplicateKeys: true}, nil},
+		{manyKeys(100, 70), Options{DuplicateKeys: true}, ErrDuplicateKey},
+		{manyKeys(100, 3), Options{DuplicateKeys: true}, ErrDuplicateKey},
+	} {
+		name := tc.in
+		if len(name) > 40 {
+			name = name[:40] + "…"
+		}
+		if err := CheckString(tc.in, tc.opts); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("CheckString(%q) = %v, want %v", name, err, tc.want)
+		}
+		if err := Check([]byte(tc.in), tc.opts); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("Check(%q) = %v, want %v", name, err, tc.want)
+		}
+	}
+}
+
+// manyKeys is an object of n keys; dupAt ≥ 0 repeats key 0 at that place.
+func manyKeys(n, dupAt int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k := i
+		if i == dupAt {
+			k = 0
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, k, i)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// The finding this package exists for: megabytes of '[' must be refused
+// without recursion (gjson.ValidBytes overflows the 1 GB stack on this).
+func TestHugeNestingIsCheapAndRefused(t *testing.T) {
+	body := bytes.Repeat([]byte("["), 8_000_000)
+	if err := Check(body, Options{}); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("Check = %v, want ErrTooDeep", err)
+	}
+	if Valid(body) {
+		t.Fatal("Valid accepted 8 MB of '['")
+	}
+	if d := Depth(body, MaxDepth); d != MaxDepth+1 {
+		t.Fatalf("Depth = %d, want it to stop at %d", d, MaxDepth+1)
+	}
+	// gjson's path lookups skip nested values iteratively: once the guard
+	// has run, reading a field of a deep document is safe.
+	doc := `{"model":"m","x":` + strings.Repeat("[", 2_000_000) + `}`
+	if got := gjson.Get(doc, "model").String(); got != "m" {
+		t.Fatalf("gjson.Get = %q", got)
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`1`, 0}, {`[]`, 1}, {`{"a":[{}]}`, 3}, {`"[[[["`, 0}, {`["\"[[["]`, 1}, {`[[]][[[]]]`, 3},
+	} {
+		if got := Depth(tc.in, 100); got != tc.want {
+			t.Errorf("Depth(%s) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// hasDuplicateKey is the oracle: encoding/json's token stream.
+func hasDuplicateKey(b []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(b))
+	type obj struct {
+		seen      map[string]bool
+		expectKey bool
+	}
+	var stack []*obj
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		var top *obj
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				if top != nil && top.seen != nil {
+					top.expectKey = true
+				}
+				stack = append(stack, &obj{seen: map[string]bool{}, expectKey: true})
+			case '[':
+				if top != nil && top.seen != nil {
+					top.expectKey = true
+				}
+				stack = append(stack, &obj{})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.seen != nil && top.expectKey {
+				if top.seen[v] {
+					return true
+				}
+				top.seen[v] = true
+				top.expectKey = false
+				continue
+			}
+			if top != nil && top.seen != nil {
+				top.expectKey = true
+			}
+		default:
+			if top != nil && top.seen != nil {
+				top.expectKey = true
+			}
+		}
+	}
+}
+
+// FuzzCheck holds Check to encoding/json's verdict (iterative, so it is a
+// safe oracle) within the depth limit, and to the token-stream oracle for
+// duplicate keys.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"tool","content":"x"}]}`, `[1,2,{"a":null}]`, `"\ud83d\ude00"`,
+		`{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, manyKeys(40, 33), `-0.5e+7`, `[[[[[[]]]]]]`,
+		strings.Repeat("[", 600), strings.Repeat(`{"a":`, 30) + `1` + strings.Repeat("}", 30),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := Check(b, Options{MaxDepth: 64, DuplicateKeys: true})
+		deep := Depth(b, 64) > 64
+		std := json.Valid(b)
+		switch {
+		case errors.Is(err, ErrTooDeep):
+			if !deep {
+				t.Fatalf("ErrTooDeep for depth ≤ 64: %q", b)
+			}
+		case deep:
+			// Deeper than the limit but not reported so: invalid before it.
+			if err == nil {
+				t.Fatalf("accepted a document deeper than the limit: %q", b)
+			}
+		case err == nil:
+			if !std {
+				t.Fatalf("accepted invalid JSON: %q", b)
+			}
+		case errors.Is(err, ErrDuplicateKey):
+			// A duplicate may be reported before a later syntax error.
+			if std && !hasDuplicateKey(b) {
+				t.Fatalf("ErrDuplicateKey wrongly: %q", b)
+			}
+		case errors.Is(err, ErrInvalid):
+			if std {
+				t.Fatalf("refused valid JSON: %q", b)
+			}
+		}
+		if err == nil && hasDuplicateKey(b) {
+			t.Fatalf("missed a duplicate key: %q", b)
+		}
+		if (Check(b, Options{MaxDepth: 64}) == nil) != (std && !deep) {
+			t.Fatalf("without duplicate checking: std=%v deep=%v %q", std, deep, b)
+		}
+	})
+}
+
+func benchBody(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":"gpt-4o","messages":[`)
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"tool","tool_call_id":"call_%d","content":"line one\nline two \"quoted\" \u00e9 %s"}`, i, strings.Repeat("x", 200))
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// BenchmarkCheck: the guard runs on every request body, so it must stay a
+// small fraction of a parse; ns/byte should be flat from 1 MB to 16 MB.
+func BenchmarkCheck(b *testing.B) {
+	for _, size := range []int{1 << 20, 16 << 20} {
+		body := benchBody(size)
+		for _, o := range []struct {
+			name string
+			opts Options
+		}{{"syntax", Options{}}, {"dupkeys", Options{DuplicateKeys: true}}} {
+			b.Run(fmt.Sprintf("%s/%dMB", o.name, size>>20), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if err := Check(body, o.opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
