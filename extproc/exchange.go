@@ -25,6 +25,10 @@ type exchange struct {
 	srv     *Server
 	profile *compiledProfile
 	log     *slog.Logger
+	// ctx is the ext_proc stream's context: cancelled when Envoy resets the
+	// stream (the client went away). Every replay, store call and summary
+	// made for this exchange runs under it.
+	ctx context.Context
 
 	sawProtocolConfig bool
 	endpoint          wire.Endpoint
@@ -71,7 +75,7 @@ type exchange struct {
 const extprocv3FullDuplex = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 
 func newExchange(s *Server, p *compiledProfile) *exchange {
-	x := &exchange{srv: s, profile: p, log: s.log}
+	x := &exchange{srv: s, profile: p, log: s.log, ctx: context.Background()}
 	x.req = bodyStream{dir: dirRequest, maxHold: s.cfg.Server.MaxRecvMsgBytes, onGiveUp: x.gaveUp}
 	x.resp = bodyStream{dir: dirResponse, onGiveUp: x.gaveUp}
 	return x

@@ -80,6 +80,7 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 	s.metrics.ActiveStreams.Inc()
 	defer s.metrics.ActiveStreams.Dec()
 	x := newExchange(s, s.profileFor(stream.Context()))
+	x.ctx = stream.Context()
 	x.send = stream.Send
 	metadataSent := false
 	for {
