@@ -26,6 +26,15 @@ func benchInputs(b *testing.B) []struct {
 	text string
 	hint Hint
 } {
+	return benchInputsOf(b, benchSize)
+}
+
+// benchInputsOf builds an input of about benchSize bytes of each kind.
+func benchInputsOf(b *testing.B, benchSize int) []struct {
+	kind Kind
+	text string
+	hint Hint
+} {
 	pytest := readTestdata(b, "pytest_many_errors.log")
 	tb := readTestdata(b, "py_traceback.txt")
 	grep := readTestdata(b, "grep_hits.txt")
@@ -68,7 +77,7 @@ func benchInputs(b *testing.B) []struct {
 		{KindJSON, json, Hint{ToolName: "http"}},
 		{KindDiff, repeatTo(benchSize, func(int) string { return patch }), bash("git diff")},
 		{KindDirListing, repeatTo(benchSize, func(i int) string { return strings.ReplaceAll(files, "\n", fmt.Sprintf("\ncopy%d/", i)) }), bash("git ls-files")},
-		{KindLog, synthLog(14000), bash("journalctl -u orders")},
+		{KindLog, synthLog(14000 * benchSize >> 20), bash("journalctl -u orders")},
 		{KindText, prose.String(), Hint{}},
 	}
 }
@@ -91,6 +100,23 @@ func BenchmarkStructural(b *testing.B) {
 	}
 }
 
+// BenchmarkStructuralScaling runs every kind at 1 MB and 16 MB: MB/s must
+// stay flat (every strategy linear in its input; review finding 9's class
+// of bug shows here as a collapse at 16 MB).
+func BenchmarkStructuralScaling(b *testing.B) {
+	s := Structural(StructuralOptions{})
+	for _, size := range []int{1 << 20, 16 << 20} {
+		for _, in := range benchInputsOf(b, size) {
+			b.Run(fmt.Sprintf("%s/%dMB", in.kind, size>>20), func(b *testing.B) {
+				b.SetBytes(int64(len(in.text)))
+				for b.Loop() {
+					s.Compress(in.text, in.hint)
+				}
+			})
+		}
+	}
+}
+
 func BenchmarkSimple(b *testing.B) {
 	text := synthLog(14000)
 	s := Simple(50)
@@ -110,5 +136,31 @@ func BenchmarkDetect(b *testing.B) {
 				Detect(in.text, in.hint)
 			}
 		})
+	}
+}
+
+// BenchmarkStructuralPathological: shapes an attacker controls (one huge
+// line, nothing but newlines, one repeated line, deep JSON-looking text)
+// must stay linear too.
+func BenchmarkStructuralPathological(b *testing.B) {
+	s := Structural(StructuralOptions{})
+	for _, size := range []int{1 << 20, 16 << 20} {
+		for _, in := range []struct {
+			name, text string
+			hint       Hint
+		}{
+			{"one_line", strings.Repeat("a", size), Hint{}},
+			{"newlines", strings.Repeat("\n", size), Hint{}},
+			{"same_line", strings.Repeat("FAILED tests/test_x.py::test_y - AssertionError\n", size/48), bash("pytest")},
+			{"brackets", strings.Repeat("[", size), Hint{ToolName: "http"}},
+			{"grep_one_file", strings.Repeat("src/a.go:12:func x() {}\n", size/24), Hint{ToolName: "Grep"}},
+		} {
+			b.Run(fmt.Sprintf("%s/%dMB", in.name, size>>20), func(b *testing.B) {
+				b.SetBytes(int64(len(in.text)))
+				for b.Loop() {
+					s.Compress(in.text, in.hint)
+				}
+			})
+		}
 	}
 }
