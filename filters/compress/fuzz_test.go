@@ -29,6 +29,12 @@ func fuzzSeeds(f *testing.F) []struct{ text, tool, args string } {
 		{"[… 3 lines omitted: x …]\n[… 12 lines omitted …]\n", "", ""},
 		{"\xff\xfe[… \x80", "", ""},
 		{"é中🙂\r\n\r\n\x1b[31mE   boom\x1b[0m\n", "", ""},
+		// Hostile shapes: JSON-looking text nested past the depth guard
+		// (gjson's validator would overflow the stack on megabytes of it),
+		// a valid but deep document, and arguments that are deep too.
+		{strings.Repeat("[", 50_000), "http", ""},
+		{strings.Repeat(`{"a":`, 600) + "1" + strings.Repeat("}", 600), "http", strings.Repeat("[", 10_000)},
+		{strings.Repeat("\n", 20_000), "Bash", `{"command":"pytest"}`},
 	}
 	entries, _ := os.ReadDir("testdata")
 	for _, e := range entries {
