@@ -51,7 +51,8 @@ type bodyStream struct {
 	rewrite   rewriteFunc
 	transform streamTransform
 	maxHold   int // give up rewriting (pass through) past this many held bytes
-	messages  int // body messages seen
+	messages  int // body messages seen (counted first, before anything can panic)
+	answered  int // body answers sent (exchange.countAnswers)
 
 	buf      []byte
 	pending  int  // STREAMED chunk messages not yet answered
@@ -68,7 +69,8 @@ type bodyStream struct {
 // onBody returns the responses for one body message: exactly one outside
 // FULL_DUPLEX_STREAMED (possibly deferred, see STREAMED), any number inside.
 func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResponse {
-	duplex := b.known && b.mode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	duplex := b.duplex()
+	b.messages++
 	if b.eos {
 		// Data after end_of_stream is ignored (envoy-extproc.md §12.11).
 		if duplex {
@@ -78,7 +80,6 @@ func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResp
 	}
 	b.eos = msg.GetEndOfStream()
 	chunk := msg.GetBody()
-	b.messages++
 
 	if duplex {
 		return b.onDuplexBody(chunk)

@@ -84,9 +84,12 @@ func newExchange(s *Server, p *compiledProfile) *exchange {
 // handle returns the answers to one message. Outside FULL_DUPLEX_STREAMED
 // that is exactly one answer per message, except that deferred STREAMED
 // chunks are answered together when the body ends (still one each, in order).
+// A panic anywhere below is recovered here and the exchange fails open
+// (failopen.go): nothing that panics may take the process or the request
+// down.
 func (x *exchange) handle(m *extprocv3.ProcessingRequest) (resps []*extprocv3.ProcessingResponse) {
 	start := time.Now()
-	phase := "other"
+	phase := phaseOf(m)
 	if !x.sawProtocolConfig {
 		// protocol_config rides only on the first message of the stream
 		// (envoy-extproc.md §1); without it (Envoy <1.34) we stay mode-agnostic.
@@ -98,63 +101,58 @@ func (x *exchange) handle(m *extprocv3.ProcessingRequest) (resps []*extprocv3.Pr
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			// Fail open: a bug here must never take a request down. Answer the
-			// message as a pass-through and stop rewriting this exchange.
 			x.srv.metrics.Passthrough.WithLabelValues(reasonInternalError).Inc()
 			x.log.Error("panic while processing message; passing through", "phase", phase, "panic", v)
-			x.req.rewrite, x.resp.rewrite = nil, nil
-			resps = x.passthrough(m)
+			resps = x.failOpen(m)
 		}
+		x.countAnswers(resps)
 		x.srv.metrics.Duration.WithLabelValues(phase).Observe(time.Since(start).Seconds())
 	}()
+	return x.dispatch(m)
+}
+
+func phaseOf(m *extprocv3.ProcessingRequest) string {
+	switch m.GetRequest().(type) {
+	case *extprocv3.ProcessingRequest_RequestHeaders:
+		return "request_headers"
+	case *extprocv3.ProcessingRequest_RequestBody:
+		return "request_body"
+	case *extprocv3.ProcessingRequest_RequestTrailers:
+		return "request_trailers"
+	case *extprocv3.ProcessingRequest_ResponseHeaders:
+		return "response_headers"
+	case *extprocv3.ProcessingRequest_ResponseBody:
+		return "response_body"
+	case *extprocv3.ProcessingRequest_ResponseTrailers:
+		return "response_trailers"
+	}
+	return "other"
+}
+
+// dispatch routes one message to its direction's handler.
+func (x *exchange) dispatch(m *extprocv3.ProcessingRequest) []*extprocv3.ProcessingResponse {
 	switch r := m.GetRequest().(type) {
 	case *extprocv3.ProcessingRequest_RequestHeaders:
-		phase = "request_headers"
 		return []*extprocv3.ProcessingResponse{x.onRequestHeaders(r.RequestHeaders)}
 	case *extprocv3.ProcessingRequest_RequestBody:
-		phase = "request_body"
 		return x.req.onBody(r.RequestBody)
 	case *extprocv3.ProcessingRequest_RequestTrailers:
-		phase = "request_trailers"
 		return x.req.onTrailers()
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
-		phase = "response_headers"
 		if r := x.onResponseHeaders(r.ResponseHeaders); r != nil {
 			return []*extprocv3.ProcessingResponse{r}
 		}
 		return nil
 	case *extprocv3.ProcessingRequest_ResponseBody:
-		phase = "response_body"
 		if x.held != nil {
 			return x.onHeldErrorBody(r.ResponseBody)
 		}
 		return x.resp.onBody(r.ResponseBody)
 	case *extprocv3.ProcessingRequest_ResponseTrailers:
-		phase = "response_trailers"
 		if x.held != nil {
 			return append(x.finishHeldError(false), trailersResponse(dirResponse))
 		}
 		return x.resp.onTrailers()
-	}
-	return nil
-}
-
-// passthrough answers m without any change.
-func (x *exchange) passthrough(m *extprocv3.ProcessingRequest) []*extprocv3.ProcessingResponse {
-	switch r := m.GetRequest().(type) {
-	case *extprocv3.ProcessingRequest_RequestHeaders:
-		return []*extprocv3.ProcessingResponse{headersResponse(dirRequest, &extprocv3.CommonResponse{})}
-	case *extprocv3.ProcessingRequest_ResponseHeaders:
-		return []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
-	case *extprocv3.ProcessingRequest_RequestBody:
-		x.req.buf, x.req.pending, x.req.eos = nil, 0, false
-		return x.req.onBody(r.RequestBody)
-	case *extprocv3.ProcessingRequest_ResponseBody:
-		return x.resp.onBody(r.ResponseBody)
-	case *extprocv3.ProcessingRequest_RequestTrailers:
-		return []*extprocv3.ProcessingResponse{trailersResponse(dirRequest)}
-	case *extprocv3.ProcessingRequest_ResponseTrailers:
-		return []*extprocv3.ProcessingResponse{trailersResponse(dirResponse)}
 	}
 	return nil
 }

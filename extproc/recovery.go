@@ -98,12 +98,14 @@ func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.Processin
 // replay's status, headers and body. eos says whether the body's own end
 // of stream is ours to send (false when trailers follow).
 func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
+	// x.held stays set until the headers are answered: a panic before
+	// that must still release the held answer (failOpen).
 	h := x.held
-	x.held = nil
 	// The body is over: a duplicate final chunk (envoy#46237) must be
 	// ignored like any data after end_of_stream.
 	x.resp.eos = true
 	unchanged := func() []*extprocv3.ProcessingResponse {
+		x.held = nil
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
 		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
 	}
@@ -121,6 +123,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		if ok && repair.ContentType != "" {
 			mutation.SetHeaders = append(mutation.SetHeaders, setHeader("content-type", repair.ContentType))
 		}
+		x.held = nil
 		if x.send == nil || x.send(headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})) != nil {
 			return nil
 		}
@@ -147,6 +150,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		}
 		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
 	case res.tried > 0:
+		x.held = nil
 		mutation := x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})}
 		return append(resps, streamedResponses(dirResponse, res.body, eos)...)
