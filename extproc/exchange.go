@@ -340,7 +340,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		// allow them.
 		x.extendTimer(dirRequest)
 	}
-	rr, err := rewriteRequestBody(withRequestHeaders(context.Background(), x.reqHeaders), x.profile, store, x.tenant, x.endpoint, ask, body)
+	rr, err := rewriteRequestBody(withRequestHeaders(x.ctx, x.reqHeaders), x.profile, store, x.tenant, x.endpoint, ask, body)
 	out, rep := rr.out, rr.report
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {

@@ -24,6 +24,10 @@ const replayPurposeExpand = "expand_context"
 // memory; Envoy's own buffer limit bounds the first answer the same way.
 const maxContinuationBytes = 64 << 20
 
+// storeLookupTimeout bounds one read of an original: a store slower than
+// this is treated as unavailable and the model is told so.
+const storeLookupTimeout = 2 * time.Second
+
 // Continue implements stream.Continuer, and serves the JSON path too: it
 // answers t's expand_context calls from the store, appends the model's turn
 // and the answers to the request last sent upstream, and replays that
@@ -53,7 +57,7 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 		return nil, false
 	}
 	x.extendTimeout()
-	resp, err := x.srv.replay.Do(context.Background(), Replay{Purpose: replayPurposeExpand, Headers: x.reqHeaders, Body: next})
+	resp, err := x.srv.replay.Do(x.ctx, Replay{Purpose: replayPurposeExpand, Headers: x.reqHeaders, Body: next})
 	if err != nil {
 		m.Expansions.WithLabelValues(d, "replay_failed").Inc()
 		x.log.Warn("expand_context replay failed", "error", err.Error(), "loop", x.loops)
@@ -89,7 +93,7 @@ func (x *exchange) lookup(id string) string {
 		m.Expansions.WithLabelValues(d, "not_found").Inc()
 		return malformedText
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(x.ctx, storeLookupTimeout)
 	defer cancel()
 	v, err := x.srv.store.Get(ctx, x.tenant, shadow.Original, id)
 	switch {

@@ -2,7 +2,6 @@ package extproc
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -259,7 +258,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 		x.replays++
 		res.tried++
 		x.extendTimeout()
-		resp, err := x.srv.replay.Do(context.Background(), Replay{Purpose: "overflow_" + rung, Headers: x.reqHeaders, Body: body})
+		resp, err := x.srv.replay.Do(x.ctx, Replay{Purpose: "overflow_" + rung, Headers: x.reqHeaders, Body: body})
 		if err != nil {
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "replay_failed").Inc()
 			x.log.Warn("overflow recovery replay failed", "rung", rung, "error", err.Error())
@@ -338,7 +337,7 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		opts.Strategy = compress.Structural(compress.StructuralOptions{TargetBytes: min(x.profile.Compress.TargetBytes, budget)})
 		opts.Fallback, opts.SkipTool, opts.MaxBytes = nil, nil, 0
 		opts.Clamp = clamp.Limits{MaxBytes: budget, Keep: keep}
-		cf := shadow.NewCompressFilter(opts, shadow.Env{Ctx: context.Background(), Store: x.srv.store, Tenant: x.tenant})
+		cf := shadow.NewCompressFilter(opts, shadow.Env{Ctx: x.ctx, Store: x.srv.store, Tenant: x.tenant})
 		out, _, changed := run(x.clientBody, cf, overflow.NewClampRung(budget, keep))
 		if !changed || cf.Stats.References == 0 {
 			return nil, false, false
@@ -360,7 +359,7 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 			return out, false, true
 		}
 		for _, k := range tr.Kept() {
-			if err := x.srv.store.Put(context.Background(), x.tenant, shadow.Original, k.ID, []byte(k.Original)); err != nil {
+			if err := x.srv.store.Put(x.ctx, x.tenant, shadow.Original, k.ID, []byte(k.Original)); err != nil {
 				// A reference nobody can expand would be a lie: cut without.
 				x.srv.metrics.StoreErrors.WithLabelValues("recovery").Inc()
 				o.ID = nil

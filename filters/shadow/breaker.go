@@ -37,27 +37,36 @@ func NewBreaker(s Store, cooldown time.Duration) *Breaker {
 // Open reports whether calls are being refused now.
 func (b *Breaker) Open() bool { return b.now().UnixNano() < b.openUntil.Load() }
 
-func (b *Breaker) do(call func() error) error {
+// do runs call unless the breaker is open. Only failures of the store
+// itself open it: an entry too large or malformed is the caller's problem,
+// and a caller whose context ended (the client went away, the request's
+// budget ran out) says nothing about the store; opening the breaker for
+// those would turn compression off for every tenant (review finding 17).
+func (b *Breaker) do(ctx context.Context, call func() error) error {
 	if b.Open() {
 		return ErrUnavailable
 	}
 	err := call()
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	switch {
+	case err == nil:
+		b.openUntil.Store(0)
+	case errors.Is(err, ErrNotFound):
+		b.openUntil.Store(0)
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrInvalid), ctx.Err() != nil:
+	default:
 		b.openUntil.Store(b.now().Add(b.cooldown).UnixNano())
-		return err
 	}
-	b.openUntil.Store(0)
 	return err
 }
 
 // Put implements Store.
 func (b *Breaker) Put(ctx context.Context, tenant string, kind Kind, key string, value []byte) error {
-	return b.do(func() error { return b.store.Put(ctx, tenant, kind, key, value) })
+	return b.do(ctx, func() error { return b.store.Put(ctx, tenant, kind, key, value) })
 }
 
 // Get implements Store.
 func (b *Breaker) Get(ctx context.Context, tenant string, kind Kind, key string) (v []byte, err error) {
-	err = b.do(func() error {
+	err = b.do(ctx, func() error {
 		v, err = b.store.Get(ctx, tenant, kind, key)
 		return err
 	})
@@ -71,7 +80,7 @@ func (b *Breaker) Touch(ctx context.Context, tenant string, kind Kind, key strin
 	if !ok {
 		return ErrNotFound
 	}
-	return b.do(func() error { return t.Touch(ctx, tenant, kind, key) })
+	return b.do(ctx, func() error { return t.Touch(ctx, tenant, kind, key) })
 }
 
 // Close implements Store.

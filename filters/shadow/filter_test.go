@@ -208,3 +208,46 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 		t.Fatal("breaker did not probe after the cooldown")
 	}
 }
+
+// errStore answers every call with one error.
+type errStore struct {
+	err   error
+	calls int
+}
+
+func (s *errStore) Put(context.Context, string, Kind, string, []byte) error { s.calls++; return s.err }
+func (s *errStore) Get(context.Context, string, Kind, string) ([]byte, error) {
+	s.calls++
+	return nil, s.err
+}
+func (s *errStore) Close() error { return nil }
+
+// Review finding 17: one entry too large, one malformed key or one client
+// that went away must not turn compression off for every tenant.
+func TestBreakerStaysClosedForCallerErrors(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+	}{
+		{"too large", context.Background(), ErrTooLarge},
+		{"invalid", context.Background(), fmt.Errorf("%w: kind", ErrInvalid)},
+		{"not found", context.Background(), ErrNotFound},
+		{"caller cancelled", cancelled, context.Canceled},
+	} {
+		s := &errStore{err: tc.err}
+		b := NewBreaker(s, time.Hour)
+		_ = b.Put(tc.ctx, "t", Original, "k", nil)
+		if b.Open() {
+			t.Errorf("%s: breaker opened", tc.name)
+		}
+	}
+	s := &errStore{err: errors.New("connection refused")}
+	b := NewBreaker(s, time.Hour)
+	_ = b.Put(context.Background(), "t", Original, "k", nil)
+	if !b.Open() {
+		t.Error("a store failure must open the breaker")
+	}
+}
