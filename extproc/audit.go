@@ -12,8 +12,10 @@ import (
 )
 
 // auditLog appends one JSON line per compression decision. Lines carry
-// sizes, kinds, tool names and shadow ids, never content or credentials:
-// the file is meant to be kept and shared for tuning.
+// sizes, kinds, tool names and a reference derived from the shadow id,
+// never content, credentials or the id itself (an id is what expand_context
+// takes: a bearer capability within its tenant): the file is meant to be
+// kept and shared for tuning.
 type auditLog struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -26,7 +28,8 @@ type auditRecord struct {
 	Dialect string `json:"dialect"`
 	Profile string `json:"profile"`
 	Model   string `json:"model,omitempty"`
-	Tenant  string `json:"tenant"` // the hashed tenant, never the credential
+	Tenant  string `json:"tenant"`        // the keyed hash of the tenant, never the credential
+	Ref     string `json:"ref,omitempty"` // shadow.AuditRef of the result's shadow id
 	shadow.Decision
 }
 
@@ -52,6 +55,10 @@ func (a *auditLog) write(base auditRecord, ds []shadow.Decision) {
 	var buf []byte
 	for _, d := range ds {
 		base.Decision = d
+		base.Ref = ""
+		if d.ShadowID != "" {
+			base.Ref = shadow.AuditRef(d.ShadowID)
+		}
 		line, err := json.Marshal(base)
 		if err != nil {
 			continue

@@ -76,12 +76,13 @@ type requestRewrite struct {
 // could not resolve expansions in); compression is then skipped and the
 // clamp alone applies. This is the single place the pipeline order lives:
 // compress (with references) → clamp (the floor) → expand_context tool.
-func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.Store, tenant string,
+func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.Store, env shadow.Env,
 	ep wire.Endpoint, ask wire.ClientAsk, body []byte) (requestRewrite, error) {
 	var filters []pipeline.Filter
 	var cf *shadow.CompressFilter
 	if store != nil && p.Compress.Enabled && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body) {
-		cf = shadow.NewCompressFilter(p.compress, shadow.Env{Ctx: ctx, Store: store, Tenant: tenant})
+		env.Ctx, env.Store = ctx, store
+		cf = shadow.NewCompressFilter(p.compress, env)
 		filters = append(filters, cf)
 	}
 	if p.Clamp.Enabled {
@@ -98,7 +99,7 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 		// the client has its own tool of that name whose calls toolproc must
 		// not take over: references would promise what the model cannot do.
 		// Rewrite again with the clamp alone.
-		return rewriteRequestBody(ctx, p, nil, tenant, ep, ask, body)
+		return rewriteRequestBody(ctx, p, nil, env, ep, ask, body)
 	}
 	rr.out, rr.injected = injected, changed
 	rr.report.BytesOut = len(injected)

@@ -2,10 +2,12 @@ package extproc
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,7 +26,8 @@ func pytestRun() string {
 
 // TestCompressionMetricsMetadataAndAudit: one compressed request shows up
 // in the counters, in Envoy's dynamic metadata (bytes saved) and as one
-// audit line that carries sizes and ids but never content or credentials.
+// audit line that carries sizes and a reference but never content,
+// credentials or the shadow id itself.
 func TestCompressionMetricsMetadataAndAudit(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	s := testServer(t, "audit: {path: "+audit+"}")
@@ -52,6 +55,10 @@ func TestCompressionMetricsMetadataAndAudit(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	id := regexp.MustCompile(`sh_[0-9a-f]{32}`).Find(out)
+	if raw, _ := os.ReadFile(audit); bytes.Contains(raw, id) {
+		t.Fatalf("the audit log carries the shadow id %s, a bearer capability (review finding 2)", id)
+	}
 	f, err := os.Open(audit)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +77,7 @@ func TestCompressionMetricsMetadataAndAudit(t *testing.T) {
 		lines = append(lines, m)
 	}
 	if len(lines) != 1 || lines[0]["outcome"] != "compressed" || lines[0]["tool"] != "bash" ||
-		!strings.HasPrefix(fmt.Sprint(lines[0]["shadow_id"]), "sh_") || lines[0]["cache"] != "miss" {
+		lines[0]["shadow_id"] != nil || len(fmt.Sprint(lines[0]["ref"])) != 12 || lines[0]["cache"] != "miss" {
 		t.Fatalf("audit = %v", lines)
 	}
 }

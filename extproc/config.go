@@ -42,8 +42,15 @@ type StoreConfig struct {
 	MaxBytes      int64       `json:"max_bytes"`
 	Redis         RedisConfig `json:"redis"`
 	// TenantHeader, when set, names the request header that identifies the
-	// caller instead of the credential headers.
+	// caller instead of the credential headers. It must be one the gateway
+	// sets (and strips from clients); callers without a credential get
+	// references only through it.
 	TenantHeader string `json:"tenant_header"`
+	// SecretEnv names the environment variable holding the deployment
+	// secret that keys tenants and shadow ids. Empty: the Redis store keeps
+	// a generated one (every replica reads the same), the memory store
+	// makes one per process.
+	SecretEnv string `json:"secret_env"`
 	// Cooldown: after a store error, requests skip the store for this long.
 	Cooldown Duration `json:"cooldown"`
 }

@@ -67,7 +67,8 @@ func TestRewriteDeterministicAcrossTurns(t *testing.T) {
 	cfg := DefaultConfig()
 	p := &compiledProfile{Profile: cfg.Profiles[DefaultProfile], name: DefaultProfile}
 	p.compress = compressOptions(p.Profile, nil)
-	tenant := shadow.Tenant(map[string]string{"authorization": "Bearer sk-session"}, "")
+	keys := shadow.NewKeyring([]byte("a deployment secret"))
+	env := shadow.Env{Keys: keys, Tenant: keys.Tenant(map[string]string{"authorization": "Bearer sk-session-0123456789"}, "")}
 	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic} {
 		for _, warm := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/warm=%v", d, warm), func(t *testing.T) {
@@ -79,7 +80,7 @@ func TestRewriteDeterministicAcrossTurns(t *testing.T) {
 					if !warm {
 						store = shadow.NewMemory(shadow.MemoryOptions{})
 					}
-					rr, err := rewriteRequestBody(context.Background(), p, store, tenant, ep, wire.ClientAsk{}, conversation(t, d, n))
+					rr, err := rewriteRequestBody(context.Background(), p, store, env, ep, wire.ClientAsk{}, conversation(t, d, n))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -48,8 +48,12 @@ type exchange struct {
 	// For answering expand_context: the request's headers as Envoy gave
 	// them (credentials included; never logged), the caller's tenant, the
 	// body last sent upstream, and whether it offered expand_context.
-	reqHeaders   *corev3.HeaderMap
-	tenant       string
+	reqHeaders *corev3.HeaderMap
+	tenant     string
+	keys       shadow.Keyring // derives this tenant's shadow ids
+	// refs: this exchange may write shadow references (a store, the
+	// deployment secret, and a caller who is not Anonymous).
+	refs         bool
 	upstreamBody []byte
 	expandable   bool
 	loops        int
@@ -179,7 +183,6 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 	default:
 		x.process = true
 		x.reqHeaders = hm
-		x.tenant = shadow.Tenant(headerMap(hm), x.srv.cfg.Store.TenantHeader)
 	}
 
 	cr := &extprocv3.CommonResponse{}
@@ -328,7 +331,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.clientAsk = &ask
 	}
 	var store shadow.Store
-	if x.srv.replay != nil {
+	if x.referencesAllowed() {
 		store = x.srv.store
 	}
 	ask := wire.ClientAsk{}
@@ -340,7 +343,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		// allow them.
 		x.extendTimer(dirRequest)
 	}
-	rr, err := rewriteRequestBody(withRequestHeaders(x.ctx, x.reqHeaders), x.profile, store, x.tenant, x.endpoint, ask, body)
+	rr, err := rewriteRequestBody(withRequestHeaders(x.ctx, x.reqHeaders), x.profile, store, x.refEnv(), x.endpoint, ask, body)
 	out, rep := rr.out, rr.report
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {
@@ -389,6 +392,39 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	x.log.Info("request rewritten", "tool_results", rep.Results, "changed", len(rep.Changes),
 		"bytes_in", rep.BytesIn, "bytes_out", rep.BytesOut)
 	return out, true, nil
+}
+
+// referencesAllowed decides, once per exchange, whether results may be
+// replaced by shadow references: there must be a replay path to answer
+// expand_context, a store, the deployment secret, and a caller who is
+// somebody. Callers without a credential, or with a placeholder key, are
+// all one tenant and would read each other's originals (review finding 2):
+// they get the clamp only, unless store.tenant_header names them.
+func (x *exchange) referencesAllowed() bool {
+	if x.srv.replay == nil || x.srv.store == nil || x.srv.keys == nil {
+		return false
+	}
+	keys, ok, err := x.srv.keys.get(x.ctx)
+	if err != nil {
+		x.srv.metrics.StoreErrors.WithLabelValues("secret").Inc()
+		x.log.Warn("deployment secret unavailable; no references for now", "error", err.Error())
+	}
+	if !ok {
+		return false
+	}
+	x.keys = keys
+	x.tenant = keys.Tenant(headerMap(x.reqHeaders), x.srv.cfg.Store.TenantHeader)
+	if x.tenant == shadow.Anonymous {
+		x.srv.metrics.Compress.WithLabelValues(string(x.dialect), "skipped_anonymous").Inc()
+		return false
+	}
+	x.refs = true
+	return true
+}
+
+// refEnv is what the compress step needs to write this caller's references.
+func (x *exchange) refEnv() shadow.Env {
+	return shadow.Env{Ctx: x.ctx, Tenant: x.tenant, Keys: x.keys}
 }
 
 func (x *exchange) gaveUp(reason string) {

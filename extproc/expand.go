@@ -89,6 +89,11 @@ const (
 func (x *exchange) lookup(id string) string {
 	d := string(x.dialect)
 	m := x.srv.metrics
+	if !x.refs {
+		// No references were written for this caller: nothing is theirs.
+		m.Expansions.WithLabelValues(d, "not_found").Inc()
+		return fmt.Sprintf(notFoundText, id)
+	}
 	if !shadow.ValidID(id) {
 		m.Expansions.WithLabelValues(d, "not_found").Inc()
 		return malformedText

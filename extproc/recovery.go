@@ -316,7 +316,7 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)
 	keep := x.profile.Clamp.ClampLimits().Keep
 	ask := *x.clientAsk
-	resolvable := x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.clientBody)
+	resolvable := x.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.clientBody)
 	run := func(src []byte, filters ...pipeline.Filter) ([]byte, pipeline.Report, bool) {
 		out, rep, err := pipeline.New(filters...).RunEndpoint(x.endpoint, src)
 		return out, rep, err == nil && rep.Changed()
@@ -337,7 +337,9 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		opts.Strategy = compress.Structural(compress.StructuralOptions{TargetBytes: min(x.profile.Compress.TargetBytes, budget)})
 		opts.Fallback, opts.SkipTool, opts.MaxBytes = nil, nil, 0
 		opts.Clamp = clamp.Limits{MaxBytes: budget, Keep: keep}
-		cf := shadow.NewCompressFilter(opts, shadow.Env{Ctx: x.ctx, Store: x.srv.store, Tenant: x.tenant})
+		env := x.refEnv()
+		env.Store = x.srv.store
+		cf := shadow.NewCompressFilter(opts, env)
 		out, _, changed := run(x.clientBody, cf, overflow.NewClampRung(budget, keep))
 		if !changed || cf.Stats.References == 0 {
 			return nil, false, false
@@ -346,8 +348,8 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	case "truncate":
 		o := overflow.TruncateOptions{MaxChars: rp.TruncateChars, Tool: wire.ExpandToolName}
 		if resolvable {
-			tenant := x.tenant
-			o.ID = func(original string) string { return shadow.ID(tenant, []byte(original)) }
+			keys, tenant := x.keys, x.tenant
+			o.ID = func(original string) string { return keys.ID(tenant, []byte(original)) }
 		}
 		tr := overflow.NewTruncateRung(o)
 		out, _, changed := run(x.clientBody, tr)

@@ -9,10 +9,14 @@ import (
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
+// dryRunTenant stands for the caller in `toolproc rewrite`: a server gives
+// references only to identified callers, and the dry run shows what one
+// would get (under the zero keyring: ids differ from a server's).
+const dryRunTenant = "dry-run"
+
 // RewriteBody runs exactly what the server runs for a request body sent to
 // path under the named profile ("" means default), with a fresh in-memory
-// store and the anonymous tenant (so shadow ids match what a server sees
-// for a request without credentials). It is what `toolproc rewrite` uses.
+// store and a fixed identified tenant (dryRunTenant). It is what `toolproc rewrite` uses.
 // On any error the original body comes back with it.
 func RewriteBody(cfg *Config, profile, path string, body []byte) ([]byte, pipeline.Report, error) {
 	if profile == "" {
@@ -30,6 +34,6 @@ func RewriteBody(cfg *Config, profile, path string, body []byte) ([]byte, pipeli
 	ask, _ := wire.AskOf(ep, body)
 	store := shadow.NewMemory(shadow.MemoryOptions{})
 	defer store.Close()
-	rr, err := rewriteRequestBody(context.Background(), cp, store, shadow.Anonymous, ep, ask, body)
+	rr, err := rewriteRequestBody(context.Background(), cp, store, shadow.Env{Tenant: dryRunTenant}, ep, ask, body)
 	return rr.out, rr.report, err
 }

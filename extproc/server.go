@@ -27,6 +27,7 @@ type Server struct {
 	metrics  *Metrics
 	profiles map[string]*compiledProfile
 	store    shadow.Store  // nil: compression off (the store could not be opened)
+	keys     *keySource    // the deployment secret; set with store
 	replay   *ReplayClient // nil: expansions cannot be answered, so nothing is compressed
 	audit    *auditLog     // nil: no audit log
 
@@ -46,7 +47,7 @@ func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server
 		log.Error("replay client unavailable; compression with references is off", "error", err)
 	}
 	if s.replay != nil {
-		if s.store, err = OpenStore(cfg); err != nil {
+		if s.store, s.keys, err = openStore(cfg); err != nil {
 			log.Error("shadow store unavailable; compression is off", "error", err)
 		}
 	}

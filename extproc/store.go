@@ -12,8 +12,15 @@ import (
 // OpenStore builds the shadow store the config names, behind a breaker so a
 // dead Redis costs one timeout per cooldown rather than one per result.
 func OpenStore(cfg *Config) (shadow.Store, error) {
+	s, _, err := openStore(cfg)
+	return s, err
+}
+
+// openStore is OpenStore plus where the deployment secret comes from.
+func openStore(cfg *Config) (shadow.Store, *keySource, error) {
 	sc := cfg.Store
 	var s shadow.Store
+	var redis *shadow.Redis
 	switch sc.Type {
 	case "redis":
 		opts := shadow.RedisOptions{
@@ -35,9 +42,9 @@ func OpenStore(cfg *Config) (shadow.Store, error) {
 		}
 		r, err := shadow.NewRedis(opts)
 		if err != nil {
-			return nil, fmt.Errorf("store: %w", err)
+			return nil, nil, fmt.Errorf("store: %w", err)
 		}
-		s = r
+		s, redis = r, r
 	default:
 		s = shadow.NewMemory(shadow.MemoryOptions{
 			OriginalTTL:   time.Duration(sc.OriginalTTL),
@@ -45,5 +52,11 @@ func OpenStore(cfg *Config) (shadow.Store, error) {
 			MaxBytes:      sc.MaxBytes,
 		})
 	}
-	return shadow.NewBreaker(s, time.Duration(sc.Cooldown)), nil
+	keys := &keySource{cooldown: max(time.Duration(sc.Cooldown), time.Second)}
+	if redis != nil {
+		keys.load = secretLoader(sc, redis)
+	} else {
+		keys.load = secretLoader(sc, nil)
+	}
+	return shadow.NewBreaker(s, time.Duration(sc.Cooldown)), keys, nil
 }

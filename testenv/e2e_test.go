@@ -169,14 +169,14 @@ func TestE2EClampInEveryResponseMode(t *testing.T) {
 						}
 						return sr
 					})
-					a := e.post(t, wiretest.Path(d), body, "anthropic-beta", "context-management-2025-06-27", "authorization", "Bearer sk-test")
+					a := e.post(t, wiretest.Path(d), body, "anthropic-beta", "context-management-2025-06-27", "authorization", "Bearer sk-test-0001")
 					got := a.body
 					if a.status != http.StatusOK {
 						t.Fatalf("status %d: %s", a.status, got)
 					}
 					up := e.lastUpstream(t)
 					checkClamped(t, d, body, up)
-					if up.Header.Get("anthropic-beta") != "context-management-2025-06-27" || up.Header.Get("authorization") != "Bearer sk-test" {
+					if up.Header.Get("anthropic-beta") != "context-management-2025-06-27" || up.Header.Get("authorization") != "Bearer sk-test-0001" {
 						t.Fatal("request headers must pass untouched")
 					}
 					if !bytes.Equal(got, answer) {

@@ -139,9 +139,13 @@ func TestOverflowRecoveryExhausted(t *testing.T) {
 	for _, tc := range []struct {
 		config   string
 		requests int
+		anon     bool
 	}{
-		{noCompress, 4}, // clamp, compress, truncate: 3 replays
-		{"profiles: {default: {compress: {enabled: false}, recovery: {max_replays: 1}}}", 2},
+		{noCompress, 4, false}, // clamp, compress, truncate: 3 replays
+		{"profiles: {default: {compress: {enabled: false}, recovery: {max_replays: 1}}}", 2, false},
+		// A caller without a credential gets no references: the compress
+		// rung cannot run, the truncate rung cuts without an id.
+		{noCompress, 3, true},
 	} {
 		for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{
 			extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, extprocfilterv3.ProcessingMode_BUFFERED,
@@ -150,7 +154,11 @@ func TestOverflowRecoveryExhausted(t *testing.T) {
 			up.SetScript(testenv.OverflowModel{Always: true, Error: testenv.OpenAIContextLength}.Script())
 			r := harness{config: tc.config, respMode: mode, seed: 9, upstream: up}.start(t)
 			path, body := overflowRequest(wire.OpenAIChat, "gpt-4", false)
-			a := postRaw(t, r.proxyURL+path, body)
+			var cred []string
+			if !tc.anon {
+				cred = []string{"authorization", "Bearer sk-overflow-tenant"}
+			}
+			a := postRaw(t, r.proxyURL+path, body, cred...)
 			if got := len(up.Requests()); got != tc.requests {
 				t.Errorf("%s: upstream got %d requests, want %d", mode, got, tc.requests)
 			}

@@ -105,7 +105,7 @@ type call struct {
 }
 
 func runOpenAIGo(ctx context.Context, base string, sc testenv.Scenario) assembled {
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-test"),
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-test-0001"),
 		option.WithHeader(testenv.ScenarioHeader, sc.Name), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{
 		Model:    "gpt-4o",
@@ -150,7 +150,7 @@ func runOpenAIGo(ctx context.Context, base string, sc testenv.Scenario) assemble
 // (wire-formats.md §2.3): calls are taken from output_item.done, text from
 // output_text deltas, the status from the terminal event.
 func runResponsesGo(ctx context.Context, base string, sc testenv.Scenario) assembled {
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-test"),
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-test-0001"),
 		option.WithHeader(testenv.ScenarioHeader, sc.Name), option.WithMaxRetries(0))
 	st := client.Responses.NewStreaming(ctx, responses.ResponseNewParams{
 		Model: "gpt-5",
@@ -182,7 +182,7 @@ func runResponsesGo(ctx context.Context, base string, sc testenv.Scenario) assem
 }
 
 func runAnthropicGo(ctx context.Context, base string, sc testenv.Scenario) assembled {
-	client := anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-test"),
+	client := anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-test-0001"),
 		anthropicoption.WithHeader(testenv.ScenarioHeader, sc.Name), anthropicoption.WithMaxRetries(0))
 	st := client.Messages.NewStreaming(ctx, anthropic.MessageNewParams{
 		Model:     "claude-sonnet-4-5",

@@ -172,7 +172,7 @@ type TruncateOptions struct {
 	// non-ASCII tool output is not cut shorter than ASCII output.
 	MaxChars int
 	// ID returns the shadow id for an original (the caller binds the
-	// tenant, typically shadow.ID(tenant, []byte(original))). nil means no
+	// tenant, typically a shadow.Keyring's ID(tenant, []byte(original))). nil means no
 	// reference is written and Kept stays empty: the rung is then as lossy
 	// as llxprt's. The id should satisfy shadow.ValidID; a function that
 	// returns "" leaves that value without a reference and out of Kept.

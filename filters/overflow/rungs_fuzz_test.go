@@ -33,7 +33,7 @@ func FuzzRungs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, di uint8, maxChars, budget uint16) {
 		d := wire.Dialects[int(di)%len(wire.Dialects)]
 		ep := wire.Endpoint{Dialect: d}
-		tr := NewTruncateRung(TruncateOptions{MaxChars: int(maxChars), ID: func(o string) string { return shadow.ID("t", []byte(o)) }})
+		tr := NewTruncateRung(TruncateOptions{MaxChars: int(maxChars), ID: func(o string) string { return testKeys.ID("t", []byte(o)) }})
 		for _, rung := range []pipeline.Filter{tr, NewClampRung(int(budget), clamp.KeepHeadTail)} {
 			out, _, err := pipeline.New(rung).RunEndpoint(ep, body)
 			if errors.Is(err, pipeline.ErrInternal) {
@@ -83,7 +83,7 @@ func FuzzRungs(f *testing.F) {
 					n := utf8.RuneCountInString(after)
 					if isText[e.Span] && !isObject(before) {
 						// reference lines + MaxChars code points + marker
-						if n > r.max+64+len(shadow.Reference(shadow.ID("t", nil), len(before), r.tool)) {
+						if n > r.max+64+len(shadow.Reference(testKeys.ID("t", nil), len(before), r.tool)) {
 							t.Fatalf("truncate: %d code points, max %d", n, r.max)
 						}
 					} else if len(after) > len(before)+512 {

@@ -19,7 +19,10 @@ import (
 
 const tenant = "0123456789abcdef0123456789abcdef"
 
-func idFunc(o string) string { return shadow.ID(tenant, []byte(o)) }
+// testKeys derives ids as a server would, under the empty test secret.
+var testKeys shadow.Keyring
+
+func idFunc(o string) string { return testKeys.ID(tenant, []byte(o)) }
 
 // run applies f to body through the pipeline, as the proxy would, and checks
 // what every rewrite must keep: valid JSON, the provider's pairing rules,
@@ -281,7 +284,7 @@ func TestTruncateKeptResets(t *testing.T) {
 	body := wiretest.Request(wire.OpenAIChat, long, long)
 	run(t, r, wiretest.Path(wire.OpenAIChat), body)
 	k := r.Kept()
-	if len(k) != 2 || k[0] != k[1] || k[0].ID != shadow.ID(tenant, []byte(long)) || !shadow.ValidID(k[0].ID) {
+	if len(k) != 2 || k[0] != k[1] || k[0].ID != testKeys.ID(tenant, []byte(long)) || !shadow.ValidID(k[0].ID) {
 		t.Fatalf("kept = %v", k)
 	}
 	k[0].ID = "mutated"

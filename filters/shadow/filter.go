@@ -46,6 +46,7 @@ type Env struct {
 	Ctx    context.Context
 	Store  Store // nil: nothing is compressed (there would be no way back)
 	Tenant string
+	Keys   Keyring // derives shadow ids; the deployment's secret
 }
 
 // Decision is one result's outcome, for metrics and the audit log. It
@@ -60,7 +61,9 @@ type Decision struct {
 	Cache       string `json:"cache,omitempty"` // hit | miss
 	BytesBefore int    `json:"bytes_before"`
 	BytesAfter  int    `json:"bytes_after"`
-	ShadowID    string `json:"shadow_id,omitempty"`
+	// ShadowID is a bearer capability within its tenant: never written to
+	// logs (the audit log writes AuditRef of it).
+	ShadowID string `json:"-"`
 }
 
 // Decision outcomes.
@@ -175,16 +178,20 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 		return done(OutcomeLarge)
 	case f.opts.SkipTool != nil && f.opts.SkipTool(r.ToolName):
 		return done(OutcomeTool)
-	case strings.HasPrefix(text, refPrefix):
-		return done(OutcomeHasRef)
 	case f.storeDown:
 		return done(OutcomeStoreError)
+	case strings.HasPrefix(text, refPrefix) && f.referenced(text):
+		return done(OutcomeHasRef)
 	}
 
 	orig := []byte(text)
-	id := ID(f.env.Tenant, orig)
+	id := f.env.Keys.ID(f.env.Tenant, orig)
 	ref := Reference(id, len(orig), f.opts.Tool)
-	key := CacheKey(orig, f.strategyDesc())
+	// The hint is part of the key: the strategy reads it to pick the kind
+	// (a grep_search and a view_file result of the same bytes compress
+	// differently), and the bytes must be a function of the request alone,
+	// never of which result the store happened to see first (finding 14).
+	key := CacheKey(orig, f.strategyDesc()+"|"+hintKey(r))
 	ctx := f.env.Ctx
 
 	body, kind, name, hit, err := f.cached(ctx, key)
@@ -244,6 +251,28 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 		LinesAfter:  clamp.CountLines(out),
 		Detail:      kind,
 	}, true
+}
+
+// referenced reports whether text starts with a reference toolproc wrote
+// for this tenant: it parses and its original is in the store. Anything
+// else that merely looks like one (a web page a tool fetched can say
+// anything) is content like any other, compressed as usual (finding 22).
+func (f *CompressFilter) referenced(text string) bool {
+	id, _, _, ok := ParseReference(text)
+	if !ok {
+		return false
+	}
+	if t, isToucher := f.env.Store.(Toucher); isToucher {
+		return t.Touch(f.env.Ctx, f.env.Tenant, Original, id) == nil
+	}
+	_, err := f.env.Store.Get(f.env.Ctx, f.env.Tenant, Original, id)
+	return err == nil
+}
+
+// hintKey is the part of the cache key the hint decides: the tool name
+// and its call's arguments, length-prefixed so no split collides.
+func hintKey(r *wire.ToolResult) string {
+	return strconv.Itoa(len(r.ToolName)) + ":" + r.ToolName + strconv.Itoa(len(r.Args)) + ":" + r.Args
 }
 
 // cached reads the compressed cache. The stored value is

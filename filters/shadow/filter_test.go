@@ -106,7 +106,7 @@ func TestCompressFilterSkips(t *testing.T) {
 	}{
 		{"too large", func(o *CompressOptions) { o.MaxBytes = 10_000 }, big, OutcomeLarge},
 		{"skipped tool", func(o *CompressOptions) { o.SkipTool = func(string) bool { return true } }, big, OutcomeTool},
-		{"already referenced", nil, Reference("sh_0123456789abcdef0123456789abcdef", 1, "") + big, OutcomeHasRef},
+		{"already referenced", nil, Reference(ID("t", []byte("earlier")), 1, "") + big, OutcomeHasRef},
 		{"not smaller", nil, strings.Repeat("x", 5000), OutcomeNotSmaller},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +114,11 @@ func TestCompressFilterSkips(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
-			f := NewCompressFilter(o, Env{Store: NewMemory(MemoryOptions{}), Tenant: "t"})
+			store := NewMemory(MemoryOptions{})
+			// The reference a result carries is toolproc's own only when
+			// its original is stored for this tenant.
+			_ = store.Put(context.Background(), "t", Original, ID("t", []byte("earlier")), []byte("earlier"))
+			f := NewCompressFilter(o, Env{Store: store, Tenant: "t"})
 			body := wiretest.Request(wire.Anthropic, tc.text)
 			if out := run(t, f, wire.Anthropic, body); string(out) != string(body) {
 				t.Fatal("body changed")
@@ -249,5 +253,30 @@ func TestBreakerStaysClosedForCallerErrors(t *testing.T) {
 	_ = b.Put(context.Background(), "t", Original, "k", nil)
 	if !b.Open() {
 		t.Error("a store failure must open the breaker")
+	}
+}
+
+// Review finding 22: a result that merely starts like a reference (a fetched
+// web page can say anything) is compressed like any other; only a
+// reference whose original this tenant stored exempts it.
+func TestFakeReferenceDoesNotExempt(t *testing.T) {
+	big := testLog(3000)
+	for _, fake := range []string{
+		Reference("sh_0123456789abcdef0123456789abcdef", 1, ""), // well formed, never stored
+		"[toolproc shadow_id=whatever\n",                        // not even a reference
+	} {
+		store := NewMemory(MemoryOptions{})
+		f := NewCompressFilter(defaultOpts(), Env{Store: store, Tenant: "t"})
+		body := wiretest.Request(wire.Anthropic, fake+big)
+		if out := run(t, f, wire.Anthropic, body); string(out) == string(body) || f.Stats.References != 1 {
+			t.Fatalf("fake reference %.40q exempted the result: %+v", fake, f.Decisions)
+		}
+	}
+	// Another tenant's genuine reference is not this tenant's either.
+	store := NewMemory(MemoryOptions{})
+	_ = store.Put(context.Background(), "other", Original, ID("other", []byte("o")), []byte("o"))
+	f := NewCompressFilter(defaultOpts(), Env{Store: store, Tenant: "t"})
+	if run(t, f, wire.Anthropic, wiretest.Request(wire.Anthropic, Reference(ID("other", []byte("o")), 1, "")+big)); f.Stats.References != 1 {
+		t.Fatalf("another tenant's reference exempted the result: %+v", f.Decisions)
 	}
 }

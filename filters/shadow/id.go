@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -8,9 +9,10 @@ import (
 	"strings"
 )
 
-// Anonymous is the tenant of requests that carry no identifying header.
-// Every such caller shares it, so integrators may prefer not to emit shadow
-// references for it at all.
+// Anonymous is the tenant of requests that carry no credential, or only a
+// placeholder one (see placeholderCredentials). Every such caller would
+// share it, so toolproc gives them no references at all (review finding 2):
+// their results are clamped, never stored.
 const Anonymous = "anonymous"
 
 // IDPrefix starts every shadow id.
@@ -30,31 +32,107 @@ const tenantHexLen = 32
 // are lower-case, as Envoy delivers them.
 var CredentialHeaders = [...]string{"authorization", "x-api-key", "api-key", "x-goog-api-key"}
 
+// Keyring derives tenants and shadow ids under one per-deployment secret.
+// Both are HMAC-SHA-256 values: without the secret nobody can compute the
+// id of a guessed content (expand_context would otherwise answer "did
+// anyone send exactly this?"), nor reverse a tenant built from a
+// low-entropy header such as an e-mail address. Replicas that share a store
+// must share the secret (extproc keeps it in the store or reads it from the
+// environment). The zero value uses an empty key: for tests only.
+type Keyring struct {
+	secret []byte
+}
+
+// NewKeyring returns a keyring for secret.
+func NewKeyring(secret []byte) Keyring {
+	return Keyring{secret: append([]byte(nil), secret...)}
+}
+
 // Tenant derives the tenant key from request headers (lower-case names): the
 // configured header if set and present, else the first present of
 // authorization, x-api-key, api-key and x-goog-api-key, else the "key" query
 // parameter of the :path pseudo-header (Gemini's ?key=), else Anonymous.
-// A header whose value is empty or only spaces counts as absent.
+// A value that is empty or a placeholder (IsPlaceholderCredential) counts
+// as absent. An AWS SigV4 authorization header names its access key id,
+// which is the caller; the rest of it (date, signature) changes on every
+// request.
 //
-// The result is 32 lowercase hex chars of a SHA-256 over a fixed domain
-// label, the header name and the value, so the credential never appears in
-// it (nor in store keys or logs), and the same value under two different
-// headers gives two different tenants.
-func Tenant(headers map[string]string, configured string) string {
+// The result is 32 lowercase hex chars of an HMAC over the header name and
+// the value, so the credential never appears in it (nor in store keys or
+// logs), and the same value under two different headers gives two
+// different tenants.
+func (k Keyring) Tenant(headers map[string]string, configured string) string {
 	if name := strings.ToLower(strings.TrimSpace(configured)); name != "" {
 		if v := strings.TrimSpace(headers[name]); v != "" {
-			return tenantHash(name, v)
+			return k.tenantHash(name, v)
 		}
 	}
 	for _, name := range CredentialHeaders {
-		if v := strings.TrimSpace(headers[name]); v != "" {
-			return tenantHash(name, v)
+		v := strings.TrimSpace(headers[name])
+		if name == "authorization" {
+			if akid, ok := SigV4AccessKey(v); ok {
+				return k.tenantHash("aws-access-key-id", akid)
+			}
+		}
+		if !IsPlaceholderCredential(v) {
+			return k.tenantHash(name, v)
 		}
 	}
-	if key := queryKey(headers[":path"]); key != "" {
-		return tenantHash("?key", key)
+	if key := queryKey(headers[":path"]); !IsPlaceholderCredential(key) {
+		return k.tenantHash("?key", key)
 	}
 	return Anonymous
+}
+
+// SigV4AccessKey returns the access key id of an AWS Signature Version 4
+// authorization header ("AWS4-HMAC-SHA256 Credential=AKID/date/region/
+// service/aws4_request, SignedHeaders=…, Signature=…"; AWS General
+// Reference, "Signature Version 4 signing process").
+func SigV4AccessKey(authorization string) (string, bool) {
+	rest, ok := strings.CutPrefix(authorization, "AWS4-HMAC-SHA256")
+	if !ok {
+		return "", false
+	}
+	_, cred, ok := strings.Cut(rest, "Credential=")
+	if !ok {
+		return "", false
+	}
+	akid, _, ok := strings.Cut(cred, "/")
+	akid = strings.TrimSpace(akid)
+	return akid, ok && akid != ""
+}
+
+// IsSigV4 reports whether an authorization header is an AWS SigV4
+// signature: the request body is part of what was signed.
+func IsSigV4(authorization string) bool {
+	return strings.HasPrefix(strings.TrimSpace(authorization), "AWS4-HMAC-SHA256")
+}
+
+// placeholderCredentials are keys clients send when the gateway, not the
+// client, holds the real credential (OpenAI-compatible servers and SDKs
+// require some value). Compared lower-case after an optional "Bearer ".
+var placeholderCredentials = map[string]bool{
+	"empty": true, "none": true, "null": true, "nil": true, "undefined": true, "dummy": true,
+	"sk-dummy": true, "sk-xxx": true, "sk-1234": true, "sk-no-key-required": true, "no-key": true,
+	"nokey": true, "no_key": true, "ollama": true, "lm-studio": true, "lmstudio": true, "vllm": true,
+	"test": true, "fake": true, "placeholder": true, "key": true, "api-key": true, "apikey": true,
+	"your-api-key": true, "your_api_key": true, "sk-your-api-key": true, "changeme": true,
+	"not-needed": true, "not-used": true, "unused": true, "x": true, "-": true, "0": true,
+}
+
+// minCredentialLen: no provider issues keys this short (OpenAI, Anthropic
+// and Gemini keys run to 39 characters and more), so anything shorter
+// ("x", "abc", "none") is a placeholder too.
+const minCredentialLen = 8
+
+// IsPlaceholderCredential reports whether a credential value identifies
+// nobody: empty, too short to be a real key, or a well-known placeholder.
+func IsPlaceholderCredential(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) >= 7 && strings.EqualFold(v[:7], "bearer ") {
+		v = strings.TrimSpace(v[7:])
+	}
+	return len(v) < minCredentialLen || placeholderCredentials[strings.ToLower(v)]
 }
 
 // queryKey returns the "key" query parameter of a request path, if any.
@@ -67,9 +145,9 @@ func queryKey(path string) string {
 	return strings.TrimSpace(q.Get("key"))
 }
 
-func tenantHash(name, value string) string {
-	h := sha256.New()
-	h.Write([]byte("toolproc/tenant/v1\x00"))
+func (k Keyring) tenantHash(name, value string) string {
+	h := hmac.New(sha256.New, k.secret)
+	h.Write([]byte("toolproc/tenant/v2\x00"))
 	h.Write([]byte(name))
 	h.Write([]byte{0})
 	h.Write([]byte(value))
@@ -78,10 +156,11 @@ func tenantHash(name, value string) string {
 }
 
 // ID is the shadow id for content of a tenant: "sh_" + 32 lowercase hex
-// chars (128 bits) of SHA-256(tenant 0x00 content). It is deterministic
-// across turns and replicas.
-func ID(tenant string, content []byte) string {
-	h := sha256.New()
+// chars (128 bits) of HMAC-SHA-256(secret, tenant 0x00 content). It is
+// deterministic across turns, restarts and replicas that share the secret.
+func (k Keyring) ID(tenant string, content []byte) string {
+	h := hmac.New(sha256.New, k.secret)
+	h.Write([]byte("toolproc/id/v2\x00"))
 	h.Write([]byte(tenant))
 	h.Write([]byte{0})
 	h.Write(content)
@@ -90,6 +169,14 @@ func ID(tenant string, content []byte) string {
 	copy(out[:], IDPrefix)
 	hex.Encode(out[len(IDPrefix):], h.Sum(sum[:0])[:idHexLen/2])
 	return string(out[:])
+}
+
+// AuditRef is what an audit log may show of a shadow id: enough to match
+// the lines of one result, useless as an expand_context argument (ids are
+// bearer capabilities within their tenant).
+func AuditRef(id string) string {
+	sum := sha256.Sum256([]byte("toolproc/audit/v1\x00" + id))
+	return hex.EncodeToString(sum[:6])
 }
 
 // ValidID reports whether s is a well-formed shadow id: "sh_" followed by

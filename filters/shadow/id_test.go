@@ -6,8 +6,8 @@ import (
 )
 
 func TestID(t *testing.T) {
-	a := Tenant(map[string]string{"authorization": "Bearer sk-a"}, "")
-	b := Tenant(map[string]string{"authorization": "Bearer sk-b"}, "")
+	a := Tenant(map[string]string{"authorization": "Bearer sk-tenant-a-0123456789"}, "")
+	b := Tenant(map[string]string{"authorization": "Bearer sk-tenant-b-0123456789"}, "")
 	tests := []struct {
 		name       string
 		t1, t2     string
@@ -37,8 +37,8 @@ func TestID(t *testing.T) {
 
 func TestIDStable(t *testing.T) {
 	// Replicas and releases must agree on ids: pin one value,
-	// SHA-256("t\x00hello") truncated to 128 bits.
-	if got, want := ID("t", []byte("hello")), "sh_8006e11e17461ee1cb950a51dc7a8f2b"; got != want {
+	// HMAC-SHA-256 under the empty key truncated to 128 bits.
+	if got, want := ID("t", []byte("hello")), "sh_875c420a86da1be7c243c4f6b1830101"; got != want {
 		t.Fatalf("ID(t, hello) = %s, want %s", got, want)
 	}
 }
@@ -84,15 +84,15 @@ func TestTenant(t *testing.T) {
 		{name: "nil headers", headers: nil, want: Anonymous},
 		{name: "no credential", headers: h("content-type", "application/json"), want: Anonymous},
 		{name: "blank credential", headers: h("authorization", "  "), want: Anonymous},
-		{name: "authorization first", headers: h("authorization", "Bearer a", "x-api-key", "b"), sameAs: h("authorization", "Bearer a")},
-		{name: "x-api-key before api-key", headers: h("x-api-key", "k1", "api-key", "k2", "x-goog-api-key", "k3"), sameAs: h("x-api-key", "k1")},
-		{name: "api-key before goog", headers: h("api-key", "k2", "x-goog-api-key", "k3"), sameAs: h("api-key", "k2")},
-		{name: "goog", headers: h("x-goog-api-key", "k3", "content-type", "x"), sameAs: h("x-goog-api-key", "k3")},
-		{name: "gemini query key", headers: h(":path", "/v1beta/models/g:generateContent?alt=sse&key=AIzaX"), sameAs: h(":path", "/other?key=AIzaX")},
-		{name: "header beats query key", headers: h("x-goog-api-key", "k3", ":path", "/x?key=k4"), sameAs: h("x-goog-api-key", "k3")},
-		{name: "configured header wins", headers: h("authorization", "Bearer a", "x-tenant", "acme"), configured: "X-Tenant", sameAs: h("x-tenant", "acme", "authorization", "Bearer zzz"), sameConf: "x-tenant"},
-		{name: "configured header absent falls back", headers: h("authorization", "Bearer a"), configured: "x-tenant", sameAs: h("authorization", "Bearer a")},
-		{name: "whitespace trimmed", headers: h("authorization", " Bearer a "), sameAs: h("authorization", "Bearer a")},
+		{name: "authorization first", headers: h("authorization", "Bearer key-a-0123456789abcdef", "x-api-key", "key-b-0123456789abcdef"), sameAs: h("authorization", "Bearer key-a-0123456789abcdef")},
+		{name: "x-api-key before api-key", headers: h("x-api-key", "key-1-0123456789abcdef", "api-key", "key-2-0123456789abcdef", "x-goog-api-key", "key-3-0123456789abcdef"), sameAs: h("x-api-key", "key-1-0123456789abcdef")},
+		{name: "api-key before goog", headers: h("api-key", "key-2-0123456789abcdef", "x-goog-api-key", "key-3-0123456789abcdef"), sameAs: h("api-key", "key-2-0123456789abcdef")},
+		{name: "goog", headers: h("x-goog-api-key", "key-3-0123456789abcdef", "content-type", "x"), sameAs: h("x-goog-api-key", "key-3-0123456789abcdef")},
+		{name: "gemini query key", headers: h(":path", "/v1beta/models/g:generateContent?alt=sse&key=AIzaSyX0123456789abcdef"), sameAs: h(":path", "/other?key=AIzaSyX0123456789abcdef")},
+		{name: "header beats query key", headers: h("x-goog-api-key", "key-3-0123456789abcdef", ":path", "/x?key=k4"), sameAs: h("x-goog-api-key", "key-3-0123456789abcdef")},
+		{name: "configured header wins", headers: h("authorization", "Bearer key-a-0123456789abcdef", "x-tenant", "acme-tenant-0001"), configured: "X-Tenant", sameAs: h("x-tenant", "acme-tenant-0001", "authorization", "Bearer key-z-0123456789abcdef"), sameConf: "x-tenant"},
+		{name: "configured header absent falls back", headers: h("authorization", "Bearer key-a-0123456789abcdef"), configured: "x-tenant", sameAs: h("authorization", "Bearer key-a-0123456789abcdef")},
+		{name: "whitespace trimmed", headers: h("authorization", " Bearer key-a-0123456789abcdef "), sameAs: h("authorization", "Bearer key-a-0123456789abcdef")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,11 +122,11 @@ func TestTenant(t *testing.T) {
 
 func TestTenantSeparation(t *testing.T) {
 	distinct := []map[string]string{
-		{"authorization": "Bearer a"},
-		{"authorization": "Bearer b"},
-		{"x-api-key": "Bearer a"},     // same value, other header
-		{"x-tenant": "Bearer a"},      // configured header below
-		{"authorization": "bearer a"}, // credentials are case-sensitive
+		{"authorization": "Bearer key-a-0123456789abcdef"},
+		{"authorization": "Bearer key-b-0123456789abcdef"},
+		{"x-api-key": "Bearer key-a-0123456789abcdef"},     // same value, other header
+		{"x-tenant": "Bearer key-a-0123456789abcdef"},      // configured header below
+		{"authorization": "bearer key-a-0123456789abcdef"}, // credentials are case-sensitive
 	}
 	seen := map[string]int{}
 	for i, hdr := range distinct {
@@ -171,5 +171,58 @@ func TestCacheKey(t *testing.T) {
 		if got := CacheKey([]byte(tt.content), tt.strategy); (got == base) != tt.same {
 			t.Errorf("%s: CacheKey equality = %v, want %v", tt.name, got == base, tt.same)
 		}
+	}
+}
+
+// Review finding 2: callers with no credential or a placeholder one are
+// one tenant (Anonymous), which gets no references; a secret keys every
+// tenant and id; SigV4 callers are their access key id (finding 6).
+func TestTenantPlaceholdersAndSigV4(t *testing.T) {
+	for _, v := range []string{"", "EMPTY", "Bearer EMPTY", "sk-dummy", "Bearer sk-dummy", "ollama", "Bearer ollama",
+		"sk-no-key-required", "Bearer sk-no-key-required", "lm-studio", "none", "NULL", "x", "-", "Bearer ", "sk-1234", "abc1234"} {
+		if got := Tenant(map[string]string{"authorization": v}, ""); got != Anonymous {
+			t.Errorf("authorization %q: tenant %q, want Anonymous", v, got)
+		}
+		if got := Tenant(map[string]string{"x-api-key": v}, ""); got != Anonymous {
+			t.Errorf("x-api-key %q: tenant %q, want Anonymous", v, got)
+		}
+	}
+	if got := Tenant(map[string]string{":path": "/v1beta/models/g:generateContent?key=dummy"}, ""); got != Anonymous {
+		t.Errorf("placeholder ?key=: %q", got)
+	}
+	// A configured tenant header identifies callers whatever their key.
+	if got := Tenant(map[string]string{"authorization": "Bearer EMPTY", "x-user": "alice@example.com"}, "x-user"); got == Anonymous {
+		t.Error("tenant_header ignored for a placeholder key")
+	}
+	sig := func(akid, date, signature string) map[string]string {
+		return map[string]string{"authorization": "AWS4-HMAC-SHA256 Credential=" + akid + "/" + date +
+			"/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=" + signature}
+	}
+	a1 := Tenant(sig("AKIAIOSFODNN7EXAMPLE", "20250101", "675f10a4"), "")
+	a2 := Tenant(sig("AKIAIOSFODNN7EXAMPLE", "20250102", "f41b0fc2"), "")
+	b := Tenant(sig("AKIAI44QH8DHBEXAMPLE", "20250101", "675f10a4"), "")
+	if a1 != a2 || a1 == b || a1 == Anonymous {
+		t.Fatalf("SigV4 tenants: same key %s/%s, other key %s", a1, a2, b)
+	}
+	if !IsSigV4(sig("AKIAIOSFODNN7EXAMPLE", "d", "s")["authorization"]) || IsSigV4("Bearer sk-x") {
+		t.Fatal("IsSigV4")
+	}
+}
+
+func TestKeyringSecretChangesEverything(t *testing.T) {
+	h := map[string]string{"authorization": "Bearer sk-tenant-a-0123456789"}
+	k1, k2 := NewKeyring([]byte("secret one")), NewKeyring([]byte("secret two"))
+	t1, t2 := k1.Tenant(h, ""), k2.Tenant(h, "")
+	if t1 == t2 {
+		t.Fatal("tenant does not depend on the secret")
+	}
+	if k1.ID(t1, []byte("x")) == k2.ID(t1, []byte("x")) {
+		t.Fatal("id does not depend on the secret")
+	}
+	if k1.ID(t1, []byte("x")) != NewKeyring([]byte("secret one")).ID(t1, []byte("x")) {
+		t.Fatal("same secret, different id")
+	}
+	if ref := AuditRef(k1.ID(t1, []byte("x"))); strings.Contains(k1.ID(t1, []byte("x")), ref) || len(ref) != 12 {
+		t.Fatalf("audit ref %q", ref)
 	}
 }

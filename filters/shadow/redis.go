@@ -2,7 +2,9 @@ package shadow
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -196,4 +198,33 @@ func (r *Redis) Close() error {
 		return fmt.Errorf("shadow: redis close: %w", err)
 	}
 	return nil
+}
+
+// secretKey holds the deployment secret. It has no ':' and so cannot meet
+// a {tenant}:{kind}:{key} entry.
+const secretKey = "deployment-secret"
+
+// SharedSecret returns the deployment's secret, creating it on first use:
+// SET NX of 32 random bytes then GET, so every replica sharing this Redis
+// (and key prefix) reads the same secret, whichever wrote it first. It
+// carries no TTL.
+func (r *Redis) SharedSecret(ctx context.Context) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, fmt.Errorf("shadow: secret: %w", err)
+	}
+	ctx, cancel := r.bound(ctx)
+	defer cancel()
+	key := r.prefix + secretKey
+	if err := r.c.SetNX(ctx, key, hex.EncodeToString(fresh), 0).Err(); err != nil {
+		return nil, fmt.Errorf("shadow: redis secret: %w", err)
+	}
+	v, err := r.c.Get(ctx, key).Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("shadow: redis secret: %w", err)
+	}
+	if len(v) < 32 {
+		return nil, fmt.Errorf("%w: redis secret %q holds %d bytes", ErrInvalid, key, len(v))
+	}
+	return v, nil
 }

@@ -361,3 +361,31 @@ func TestRedisPingAndClose(t *testing.T) {
 		t.Fatalf("Put after Close: %v", err)
 	}
 }
+
+// Replicas sharing a Redis agree on the deployment secret, whichever asks
+// first; another key prefix is another deployment.
+func TestRedisSharedSecret(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a := newTestRedis(t, RedisOptions{Addr: srv.Addr()})
+	b := newTestRedis(t, RedisOptions{Addr: srv.Addr()})
+	other := newTestRedis(t, RedisOptions{Addr: srv.Addr(), KeyPrefix: "elsewhere:"})
+	sa, err := a.SharedSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.SharedSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, err := other.SharedSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(sa) != string(sb) || len(sa) < 32 || string(sa) == string(so) {
+		t.Fatalf("secrets: a=%q b=%q other=%q", sa, sb, so)
+	}
+	if again, _ := a.SharedSecret(ctx); string(again) != string(sa) {
+		t.Fatal("secret changed on a second read")
+	}
+}

@@ -24,8 +24,8 @@ type storeEnv struct {
 }
 
 var testTenants = [2]string{
-	Tenant(map[string]string{"authorization": "Bearer sk-tenant-a"}, ""),
-	Tenant(map[string]string{"x-api-key": "sk-tenant-b"}, ""),
+	Tenant(map[string]string{"authorization": "Bearer sk-tenant-a-0123456789"}, ""),
+	Tenant(map[string]string{"x-api-key": "sk-tenant-b-0123456789"}, ""),
 }
 
 // testStore is the behaviour every Store must have.

@@ -1,0 +1,87 @@
+package extproc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolproc/toolproc/filters/shadow"
+)
+
+// Review finding 2 / issue item 6: callers with no credential, or a
+// placeholder key, were all one tenant, so any of them could expand the
+// originals of the others (secrets included). They now get no references:
+// the result is clamped, nothing is stored, expand_context is not offered,
+// and an id they quote is "not found".
+func TestAnonymousCallersGetNoReferences(t *testing.T) {
+	for _, cred := range [][]string{
+		nil,
+		{"authorization", "Bearer EMPTY"},
+		{"authorization", "Bearer sk-dummy"},
+		{"x-api-key", "ollama"},
+		{"authorization", "Bearer sk-no-key-required"},
+	} {
+		s := testServer(t, "")
+		x := newTestExchange(s)
+		x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex, cred...))
+		body := openAIBody(pytestRun())
+		out := x.handle(reqBody(body, true))[0].GetRequestBody().GetResponse().GetBodyMutation().GetBody()
+		if strings.Contains(string(out), "shadow_id=") || strings.Contains(string(out), "expand_context") {
+			t.Fatalf("%v: references written for an anonymous caller", cred)
+		}
+		if x.expandable || x.refs {
+			t.Fatalf("%v: exchange offers expansions", cred)
+		}
+		// Whatever id such a caller quotes, nothing is read back.
+		id := shadow.NewKeyring(nil).ID(shadow.Anonymous, []byte(pytestRun()))
+		if got := x.lookup(id); !strings.Contains(got, "no original is stored") {
+			t.Fatalf("%v: lookup answered %q", cred, got)
+		}
+	}
+	// The same request with a real key is compressed with a reference.
+	s := testServer(t, "")
+	x := newTestExchange(s)
+	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex, "authorization", "Bearer sk-real-key-0123456789"))
+	out := x.handle(reqBody(openAIBody(pytestRun()), true))[0].GetRequestBody().GetResponse().GetBodyMutation().GetBody()
+	if !strings.Contains(string(out), "shadow_id=sh_") {
+		t.Fatal("an identified caller got no reference")
+	}
+	// With store.tenant_header the gateway names callers whatever key
+	// they send.
+	s = testServer(t, "store: {tenant_header: x-user}")
+	x = newTestExchange(s)
+	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex, "authorization", "Bearer EMPTY", "x-user", "alice@example.com"))
+	out = x.handle(reqBody(openAIBody(pytestRun()), true))[0].GetRequestBody().GetResponse().GetBodyMutation().GetBody()
+	if !strings.Contains(string(out), "shadow_id=sh_") {
+		t.Fatal("tenant_header did not identify the caller")
+	}
+}
+
+// Ids are keyed by the deployment secret: two deployments (or an attacker
+// with the content and the tenant's key) compute different ids.
+func TestShadowIDsDependOnTheDeploymentSecret(t *testing.T) {
+	t.Setenv("TOOLPROC_TEST_SECRET_A", "first deployment secret, long enough")
+	t.Setenv("TOOLPROC_TEST_SECRET_B", "second deployment secret, long enough")
+	var ids []string
+	for _, env := range []string{"TOOLPROC_TEST_SECRET_A", "TOOLPROC_TEST_SECRET_B", "TOOLPROC_TEST_SECRET_A"} {
+		s := testServer(t, "store: {secret_env: "+env+"}")
+		x := newTestExchange(s)
+		x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex, "authorization", "Bearer sk-real-key-0123456789"))
+		out := x.handle(reqBody(openAIBody(pytestRun()), true))[0].GetRequestBody().GetResponse().GetBodyMutation().GetBody()
+		i := strings.Index(string(out), "shadow_id=sh_")
+		if i < 0 {
+			t.Fatal("no reference")
+		}
+		ids = append(ids, string(out[i+10:i+10+shadow.IDLen]))
+	}
+	if ids[0] == ids[1] || ids[0] != ids[2] {
+		t.Fatalf("ids %v: want them to follow the secret", ids)
+	}
+	// A secret too short to be one is refused: no references until fixed.
+	t.Setenv("TOOLPROC_TEST_SECRET_C", "short")
+	s := testServer(t, "store: {secret_env: TOOLPROC_TEST_SECRET_C}")
+	x := newTestExchange(s)
+	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex, "authorization", "Bearer sk-real-key-0123456789"))
+	if out := x.handle(reqBody(openAIBody(pytestRun()), true))[0].GetRequestBody().GetResponse().GetBodyMutation().GetBody(); strings.Contains(string(out), "shadow_id=") {
+		t.Fatal("references written without a usable secret")
+	}
+}
