@@ -106,7 +106,18 @@ type Profile struct {
 	Expand      ExpandProfile   `json:"expand"`
 	Recovery    RecoveryProfile `json:"recovery"`
 	Stream      StreamProfile   `json:"stream"`
+	// SigV4 says what to do with AWS SigV4-signed requests (Bedrock):
+	// skip (default) leaves them untouched, since the signature covers the
+	// body; rewrite is for deployments where Envoy's aws_request_signing
+	// filter runs after ext_proc and signs the rewritten body.
+	SigV4 string `json:"sigv4"`
 }
+
+// SigV4 settings.
+const (
+	SigV4Skip    = "skip"
+	SigV4Rewrite = "rewrite"
+)
 
 // RecoveryProfile configures overflow recovery: when the provider says the
 // request is too large, rewrite it harder and replay it.
@@ -356,6 +367,9 @@ func (c *Config) Validate() error {
 		if p.FailureMode != "open" && p.FailureMode != "closed" {
 			bad(key+".failure_mode", "must be open or closed; got %q", p.FailureMode)
 		}
+		if p.SigV4 != SigV4Skip && p.SigV4 != SigV4Rewrite {
+			bad(key+".sigv4", "must be skip or rewrite; got %q", p.SigV4)
+		}
 		for _, d := range p.Dialects {
 			if !wire.Dialect(d).Valid() {
 				bad(key+".dialects", "unknown dialect %q; allowed: %s", d, dialectNames())
@@ -372,6 +386,11 @@ func (c *Config) Validate() error {
 		}
 		if cp.MinBytes < 0 || cp.MaxBytes < 0 || (cp.MaxBytes > 0 && cp.MaxBytes <= cp.MinBytes) {
 			bad(key+".compress", "min_bytes and max_bytes must not be negative, and max_bytes (0 = no bound) must exceed min_bytes")
+		}
+		if cp.Enabled && (cp.MaxBytes == 0 || int64(cp.MaxBytes) >= c.Store.MaxBytes) {
+			// An original the store cannot hold would fail every time
+			// (review finding 17).
+			bad(key+".compress.max_bytes", "must be set and below store.max_bytes (%d), got %d", c.Store.MaxBytes, cp.MaxBytes)
 		}
 		if cp.TargetBytes < 256 {
 			bad(key+".compress.target_bytes", "must be at least 256, got %d", cp.TargetBytes)

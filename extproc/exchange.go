@@ -177,9 +177,19 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 	case encoding != "" && encoding != "identity":
 		// Envoy never decodes bodies for ext_proc (envoy-extproc.md §4); a
 		// compressed request body is forwarded as it came.
-		x.srv.metrics.Passthrough.WithLabelValues(reasonContentEncoding).Inc()
-		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomePassthrough).Inc()
-		x.log.Warn("compressed request body passed through", "content_encoding", encoding)
+		x.passThroughRequest(reasonContentEncoding, "compressed request body passed through", "content_encoding", encoding)
+	case getHeader(hm, ReplayHeader) != "":
+		// A request toolproc sent itself has come back through a listener
+		// with ext_proc (replay_url pointed at the ingress by mistake):
+		// processing it would start a new loop budget every time, so
+		// continuations could chain without end (review finding 23).
+		x.passThroughRequest(reasonReplayLoop, "a replay came back through ext_proc; check server.replay_url", "replay", getHeader(hm, ReplayHeader))
+	case shadow.IsSigV4(getHeader(hm, "authorization")) && x.profile.SigV4 != SigV4Rewrite:
+		// SigV4 signs the body: any change makes Bedrock answer 403, and a
+		// replay would reuse a stale signature. Only when Envoy signs after
+		// ext_proc (aws_request_signing placed after it, profile sigv4:
+		// rewrite) may the body change.
+		x.passThroughRequest(reasonSigV4, "SigV4-signed request passed through (profile sigv4: skip)")
 	default:
 		x.process = true
 		x.reqHeaders = hm
@@ -392,6 +402,13 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	x.log.Info("request rewritten", "tool_results", rep.Results, "changed", len(rep.Changes),
 		"bytes_in", rep.BytesIn, "bytes_out", rep.BytesOut)
 	return out, true, nil
+}
+
+// passThroughRequest leaves this exchange alone, counted and logged once.
+func (x *exchange) passThroughRequest(reason, msg string, attrs ...any) {
+	x.srv.metrics.Passthrough.WithLabelValues(reason).Inc()
+	x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomePassthrough).Inc()
+	x.log.Warn(msg, attrs...)
 }
 
 // referencesAllowed decides, once per exchange, whether results may be

@@ -44,6 +44,8 @@ const (
 	reasonPartialBody     = "partial_body"
 	reasonBodyTooLarge    = "body_too_large"
 	reasonTrailers        = "trailers"
+	reasonReplayLoop      = "replay_loop"
+	reasonSigV4           = "sigv4"
 )
 
 func newMetrics(reg prometheus.Registerer) *Metrics {
