@@ -84,6 +84,14 @@ type ServerConfig struct {
 	// Requests toolproc must send itself go there, never to a provider.
 	ReplayURL     string   `json:"replay_url"`
 	ReplayTimeout Duration `json:"replay_timeout"`
+	// ReplayPathPrefixes are the path prefixes a replayed LLM route may
+	// carry ("" = the provider's own paths; "/api" = OpenRouter's). A
+	// replay to any other path is refused: the gRPC port is a trust
+	// boundary (README "Security").
+	ReplayPathPrefixes []string `json:"replay_path_prefixes"`
+	// ReplayAuthorities, when set, are the only :authority values a replay
+	// may carry (lower-case); empty allows any.
+	ReplayAuthorities []string `json:"replay_authorities"`
 	// MaxMessageTimeout mirrors the ext_proc filter's max_message_timeout:
 	// before a replay outside FULL_DUPLEX_STREAMED toolproc asks Envoy to
 	// extend the message timer to this (Envoy ignores larger values).
@@ -329,6 +337,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ReplayTimeout <= 0 {
 		bad("server.replay_timeout", "must be positive")
+	}
+	for _, p := range c.Server.ReplayPathPrefixes {
+		if p != "" && (!strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#")) {
+			bad("server.replay_path_prefixes", "%q must be empty or start with / and not end with /", p)
+		}
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "must be one of debug, info, warn, error; got %q", c.Log.Level)

@@ -3,6 +3,7 @@ package extproc
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,6 +28,7 @@ type ReplayClient struct {
 	client  *http.Client
 	timeout time.Duration
 	metrics *Metrics
+	route   replayRoute
 }
 
 // NewReplayClient builds a client for cfg.Server.ReplayURL.
@@ -48,6 +50,7 @@ func NewReplayClient(cfg *Config, m *Metrics) (*ReplayClient, error) {
 		},
 		timeout: time.Duration(cfg.Server.ReplayTimeout),
 		metrics: m,
+		route:   replayRoute{prefixes: cfg.Server.ReplayPathPrefixes, authorities: cfg.Server.ReplayAuthorities},
 	}, nil
 }
 
@@ -64,8 +67,14 @@ type Replay struct {
 // Credentials travel in the headers and are never logged.
 func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	method, path := getHeader(r.Headers, ":method"), getHeader(r.Headers, ":path")
+	if r.Purpose != replayPurposeCompress && !c.route.allows(path, getHeader(r.Headers, ":authority")) {
+		// The summariser's route is the operator's own setting; every other
+		// replay repeats a path a gRPC peer gave us.
+		c.count(r.Purpose, "refused", start)
+		return nil, fmt.Errorf("replay %s to %s: %w", r.Purpose, pathForLog(path), errRouteRefused)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	if method == "" {
 		method = http.MethodPost
 	}
@@ -94,7 +103,7 @@ func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error)
 	if err != nil {
 		cancel()
 		c.count(r.Purpose, "error", start)
-		return nil, fmt.Errorf("replay %s to %s: %w", r.Purpose, c.base.Host, err)
+		return nil, fmt.Errorf("replay %s to %s%s: %w", r.Purpose, c.base.Host, pathForLog(path), redactURLError(err))
 	}
 	c.count(r.Purpose, strconv.Itoa(resp.StatusCode/100)+"xx", start)
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
@@ -141,5 +150,16 @@ type cancelOnClose struct {
 func (c *cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
+	return err
+}
+
+// redactURLError drops the URL from net/http's *url.Error: its text holds
+// the whole request URL, and Gemini's API key rides in ?key= (review
+// finding 10). What is left says what failed (Op) and why (Err).
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
 	return err
 }
