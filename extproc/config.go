@@ -178,8 +178,18 @@ type LLMConfig struct {
 	MaxConcurrent int      `json:"max_concurrent"`
 	Rate          float64  `json:"rate"`
 	// ForwardCredentials sends the caller's credential headers with the
-	// summarisation request; off, Envoy's replay route must add them.
+	// summarisation request, and only when the caller speaks the
+	// summariser's dialect (its credential is for that provider); off,
+	// Envoy's replay route must add them.
 	ForwardCredentials bool `json:"forward_credentials"`
+	// CredentialHeaders, when set, are forwarded whatever the caller's
+	// dialect: the operator says these headers are good for the
+	// summariser's route.
+	CredentialHeaders []string `json:"credential_headers"`
+	// RequestBudget bounds all summaries of one request together (at most
+	// half of server.max_message_timeout): results not summarised by then
+	// take the fallback strategy.
+	RequestBudget Duration `json:"request_budget"`
 }
 
 // ExpandProfile configures the expand_context tool.
@@ -413,8 +423,8 @@ func (c *Config) Validate() error {
 		}
 		if l := cp.LLM; l.Dialect != "openai_chat" && l.Dialect != "anthropic" {
 			bad(key+".compress.llm.dialect", "must be openai_chat or anthropic; got %q", l.Dialect)
-		} else if !strings.HasPrefix(l.Path, "/") || l.Timeout <= 0 || l.MaxConcurrent < 1 || l.Rate <= 0 {
-			bad(key+".compress.llm", "path must start with /, timeout, max_concurrent and rate must be positive")
+		} else if !strings.HasPrefix(l.Path, "/") || l.Timeout <= 0 || l.MaxConcurrent < 1 || l.Rate <= 0 || l.RequestBudget <= 0 {
+			bad(key+".compress.llm", "path must start with /, timeout, max_concurrent, rate and request_budget must be positive")
 		}
 		rp := p.Recovery
 		for _, r := range append(slices.Clone(rp.Rungs), rp.ProviderLimitRungs...) {

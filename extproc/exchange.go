@@ -348,12 +348,21 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	if x.clientAsk != nil {
 		ask = *x.clientAsk
 	}
+	ctx := withRequestDialect(withRequestHeaders(x.ctx, x.reqHeaders), string(x.dialect))
 	if x.profile.Compress.Enabled && (x.profile.Compress.Strategy == "llm" || x.profile.Compress.FallbackStrategy == "llm") {
 		// Summaries take seconds; the request body's message timer must
-		// allow them.
+		// allow them, and all of them together get one budget, inside the
+		// extended timer (review finding 20).
 		x.extendTimer(dirRequest)
+		budget := time.Duration(x.profile.Compress.LLM.RequestBudget)
+		if mt := time.Duration(x.srv.cfg.Server.MaxMessageTimeout); mt > 0 {
+			budget = min(budget, mt/2)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
 	}
-	rr, err := rewriteRequestBody(withRequestHeaders(x.ctx, x.reqHeaders), x.profile, store, x.refEnv(), x.endpoint, ask, body)
+	rr, err := rewriteRequestBody(ctx, x.profile, store, x.refEnv(), x.endpoint, ask, body)
 	out, rep := rr.out, rr.report
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {

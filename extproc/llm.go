@@ -19,8 +19,16 @@ const replayPurposeCompress = "compress"
 // strategy gets, so the summariser can reuse the caller's credentials.
 type requestHeadersKey struct{}
 
+// requestDialectKey carries the client request's dialect, so credentials
+// go to a summariser of the same provider only.
+type requestDialectKey struct{}
+
 func withRequestHeaders(ctx context.Context, hm *corev3.HeaderMap) context.Context {
 	return context.WithValue(ctx, requestHeadersKey{}, hm)
+}
+
+func withRequestDialect(ctx context.Context, d string) context.Context {
+	return context.WithValue(ctx, requestDialectKey{}, d)
 }
 
 // llmCompleter is the llm strategy's model, reached through Envoy's replay
@@ -54,13 +62,19 @@ func (c *replayCompleter) Complete(ctx context.Context, req compress.LLMRequest)
 		if a := getHeader(orig, ":authority"); a != "" {
 			hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: ":authority", RawValue: []byte(a)})
 		}
-		if c.cfg.ForwardCredentials {
-			// Only the credential is forwarded, nothing else of the
-			// client's request.
-			for _, k := range shadow.CredentialHeaders {
-				if v := getHeader(orig, k); v != "" {
-					hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: k, RawValue: []byte(v)})
-				}
+		// Only credentials are forwarded, nothing else of the client's
+		// request, and only where they belong (review finding 5): the
+		// operator's named headers, or the caller's own credential when the
+		// summariser speaks the caller's API (an Anthropic key must never
+		// reach an OpenAI route).
+		names := c.cfg.CredentialHeaders
+		dialect, _ := ctx.Value(requestDialectKey{}).(string)
+		if len(names) == 0 && c.cfg.ForwardCredentials && dialect == c.cfg.Dialect {
+			names = shadow.CredentialHeaders[:]
+		}
+		for _, k := range names {
+			if v := getHeader(orig, k); v != "" {
+				hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: k, RawValue: []byte(v)})
 			}
 		}
 	}

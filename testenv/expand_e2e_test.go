@@ -520,7 +520,7 @@ func TestLLMStrategyThroughReplayListener(t *testing.T) {
 			Body: []byte(`{"id":"c1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":` +
 				string(wire.QuoteString(summary)) + `},"finish_reason":"stop"}]}`)}
 	})
-	r := harness{config: `profiles: {default: {compress: {strategy: llm, llm: {model: gpt-4o-mini}}}}`,
+	r := harness{config: `profiles: {default: {compress: {strategy: llm, llm: {model: gpt-4o-mini, forward_credentials: true}}}}`,
 		respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, upstream: up}.start(t)
 	a := openAIClientCall(t, r.proxyURL, false, openAIToolRequest(false, pytestLog()))
 	if a.text == "" {
@@ -542,5 +542,20 @@ func TestLLMStrategyThroughReplayListener(t *testing.T) {
 	result := gjson.GetBytes(main.Body, "messages.2.content").String()
 	if !strings.HasPrefix(result, "[toolproc shadow_id=sh_") || !strings.Contains(result, summary) {
 		t.Fatalf("the provider did not get the summary under a reference: %.300q", result)
+	}
+
+	// Review finding 5: an Anthropic caller's key must never go to the
+	// OpenAI summariser's route, forward_credentials or not.
+	summariser = nil
+	mu.Unlock()
+	b := anthropicClientCall(t, r.proxyURL, "sk-ant-api03-VICTIM", false, anthropicToolRequest(false, pytestLog()))
+	mu.Lock()
+	if b.text == "" || len(summariser) != 1 {
+		t.Fatalf("anthropic caller: answer %q, %d summariser requests", b.text, len(summariser))
+	}
+	for k, v := range summariser[0].Header {
+		if strings.Contains(strings.Join(v, ","), "VICTIM") {
+			t.Fatalf("the Anthropic key reached the OpenAI route in %s", k)
+		}
 	}
 }
