@@ -82,8 +82,12 @@ type ServerConfig struct {
 	ShutdownGrace   Duration `json:"shutdown_grace"`
 	// ReplayURL is Envoy's replay listener: same routes, ext_proc disabled.
 	// Requests toolproc must send itself go there, never to a provider.
-	ReplayURL     string   `json:"replay_url"`
-	ReplayTimeout Duration `json:"replay_timeout"`
+	// MaxResponseHoldBytes caps an upstream answer held whole for a
+	// rewrite (STREAMED and FULL_DUPLEX_STREAMED); past it the answer
+	// passes through unchanged, counted as body_too_large.
+	MaxResponseHoldBytes int      `json:"max_response_hold_bytes"`
+	ReplayURL            string   `json:"replay_url"`
+	ReplayTimeout        Duration `json:"replay_timeout"`
 	// ReplayPathPrefixes are the path prefixes a replayed LLM route may
 	// carry ("" = the provider's own paths; "/api" = OpenRouter's). A
 	// replay to any other path is refused: the gRPC port is a trust
@@ -335,6 +339,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxRecvMsgBytes < 4<<20 {
 		bad("server.max_recv_msg_bytes", "must be at least 4194304 (gRPC's own default), got %d", c.Server.MaxRecvMsgBytes)
+	}
+	if c.Server.MaxResponseHoldBytes < 1<<20 {
+		bad("server.max_response_hold_bytes", "must be at least 1048576, got %d", c.Server.MaxResponseHoldBytes)
 	}
 	if c.Server.ShutdownGrace < 0 {
 		bad("server.shutdown_grace", "must not be negative")

@@ -66,6 +66,7 @@ type exchange struct {
 	// answer held until its body is classified.
 	clientBody []byte
 	rungsUsed  map[string]bool
+	gate       bool // the answer runs through an overflow gate
 	replays    int
 	held       *heldError
 
@@ -81,7 +82,10 @@ const extprocv3FullDuplex = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 func newExchange(s *Server, p *compiledProfile) *exchange {
 	x := &exchange{srv: s, profile: p, log: s.log, ctx: context.Background()}
 	x.req = bodyStream{dir: dirRequest, maxHold: s.cfg.Server.MaxRecvMsgBytes, onGiveUp: x.gaveUp}
-	x.resp = bodyStream{dir: dirResponse, onGiveUp: x.gaveUp}
+	// An answer is held whole only to rewrite it (expand_context in a
+	// JSON answer, JSON→SSE); past the cap it passes through as it came
+	// (review finding 11: a 100 MiB answer was held whole).
+	x.resp = bodyStream{dir: dirResponse, maxHold: s.cfg.Server.MaxResponseHoldBytes, onGiveUp: x.gaveUp}
 	return x
 }
 
@@ -253,6 +257,7 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 		return x.onErrorHeaders(status, hm, resp)
 	}
 	repair, ok := x.planSuccess(ct)
+	x.releaseBodies()
 	if !ok {
 		return resp
 	}
@@ -292,6 +297,24 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	return resp
 }
 
+// releaseBodies drops the request bodies kept for replays once a 200
+// answer shows none can come: the client's body feeds only the overflow
+// rungs (still possible while a gate watches the stream's start; it calls
+// GateDecided), the body last sent upstream only expansions (review
+// finding 21: both were held for the whole, possibly minutes-long, answer).
+func (x *exchange) releaseBodies() {
+	if !x.gate {
+		x.clientBody = nil
+	}
+	if !x.expandable {
+		x.upstreamBody = nil
+	}
+}
+
+// GateDecided implements stream.GateDecider: the stream did not open with
+// an overflow (or was recovered), so no rung will run again.
+func (x *exchange) GateDecided() { x.clientBody = nil }
+
 // planSuccess is the repair of a 200 answer with content type ct: stream
 // normalization, expand_context answering, and the overflow gate for
 // streams that open with an overflow error. ok=false leaves it untouched.
@@ -309,6 +332,7 @@ func (x *exchange) planSuccess(ct string) (stream.Repair, bool) {
 		if x.resp.known && x.resp.mode == extprocv3FullDuplex {
 			emit = x.emitResponse
 		}
+		x.gate = true
 		action := repair.Action
 		if action == "" {
 			action = "stream_gated"

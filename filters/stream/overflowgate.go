@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"io"
 
 	"github.com/tidwall/gjson"
@@ -17,6 +18,13 @@ type Recoverer interface {
 	// events the caller has already checked. ok=false: no recovery; the gate
 	// releases what it held.
 	Recover(v overflow.Verdict) (body io.ReadCloser, ok bool)
+}
+
+// GateDecider is implemented by Recoverers that want to know when the gate
+// has decided, either way: from then on no recovery can happen, and what
+// was kept for it (the client's request body) can go.
+type GateDecider interface {
+	GateDecided()
 }
 
 // gateMaxHold bounds what the gate holds (and LeadingError reads) before it
@@ -63,10 +71,17 @@ type overflowGate struct {
 	r     Recoverer
 	emit  func([]byte)
 
-	state  gateState
-	closed bool
-	dec    Decoder
-	held   []byte
+	state   gateState
+	closed  bool
+	decided bool
+	dec     Decoder
+	held    []byte
+	// forwarded is how much of held (a run of comment events at its
+	// start) already went on: keep-alives are never held (finding 18).
+	forwarded int
+	// preamble: a non-comment preamble event is held, so later comments
+	// wait behind it to keep the order.
+	preamble bool
 }
 
 // NewOverflowGate wraps inner (the stream's normalizer chain; nil means
@@ -108,16 +123,32 @@ func (g *overflowGate) Write(p []byte) []byte {
 	if notSSE(g.held) {
 		return g.release()
 	}
+	var out []byte
 	for _, ev := range g.dec.Feed(p) {
-		if gatePreamble(g.d, &ev) {
+		if ev.IsComment() && !g.preamble && bytes.HasPrefix(g.held[g.forwarded:], ev.Raw) {
+			// A keep-alive (": OPENROUTER PROCESSING") cannot be an
+			// overflow, and clients and load balancers with idle timeouts
+			// of about a minute need to see it now, not after the queue.
+			out = append(out, g.inner.Write(ev.Raw)...)
+			g.forwarded += len(ev.Raw)
 			continue
 		}
-		return g.decide(&ev)
+		if gatePreamble(g.d, &ev) {
+			g.preamble = true
+			continue
+		}
+		if g.emit != nil && len(out) > 0 {
+			// The replay may be emitted while deciding: what went on
+			// before it must reach the client first.
+			g.emit(out)
+			out = nil
+		}
+		return append(out, g.decide(&ev)...)
 	}
-	if len(g.held) > gateMaxHold {
-		return g.release()
+	if len(g.held)-g.forwarded > gateMaxHold {
+		return append(out, g.release()...)
 	}
-	return nil
+	return out
 }
 
 func (g *overflowGate) Close() []byte {
@@ -141,12 +172,24 @@ func (g *overflowGate) Close() []byte {
 func (g *overflowGate) release() []byte {
 	g.state = gatePassing
 	g.dec = Decoder{}
-	held := g.held
-	g.held = nil
+	held := g.held[min(g.forwarded, len(g.held)):]
+	g.held, g.forwarded = nil, 0
+	g.settle()
 	if len(held) == 0 {
 		return nil
 	}
 	return g.inner.Write(held)
+}
+
+// settle tells the Recoverer, once, that no recovery can happen any more.
+func (g *overflowGate) settle() {
+	if g.decided {
+		return
+	}
+	g.decided = true
+	if d, ok := g.r.(GateDecider); ok {
+		d.GateDecided()
+	}
 }
 
 // decide acts on the first meaningful event.
@@ -189,8 +232,9 @@ func (g *overflowGate) replay(body io.ReadCloser) []byte {
 			if !got {
 				got = true
 				g.state = gateRecovered
-				g.held = nil
+				g.held, g.forwarded = nil, 0
 				g.dec = Decoder{}
+				g.settle()
 			}
 			// A fresh slice per chunk: inner may return (and emit may keep)
 			// the very bytes it was given.

@@ -248,12 +248,25 @@ func TestOverflowGate(t *testing.T) {
 						if rec.closed != 1 {
 							t.Fatalf("replay body closed %d times", rec.closed)
 						}
-						want := gateAlone(c.d, false, true, [][]byte{[]byte(replay)})
+						// Leading keep-alives went on before the decision.
+						body := []byte(c.body)
+						var dec Decoder
+						fwd := 0
+						for _, ev := range dec.Feed(body) {
+							if !ev.IsComment() || !bytes.HasPrefix(body[fwd:], ev.Raw) {
+								break
+							}
+							fwd += len(ev.Raw)
+						}
+						want := gateAlone(c.d, false, true, [][]byte{body[:fwd], []byte(replay)})
 						if !bytes.Equal(client, want) {
-							t.Fatalf("client got\n%q\nwant inner on the replay\n%q", client, want)
+							t.Fatalf("client got\n%q\nwant keep-alives, then inner on the replay\n%q", client, want)
 						}
 						if useEmit {
 							// The replay is emitted; only inner's Close output comes back from a call.
+							// Keep-alives forwarded before the decision came back from
+							// their own Writes.
+							returned = bytes.TrimPrefix(returned, body[:fwd])
 							if _, tail := gateAloneParts(c.d, []byte(replay)); !bytes.Equal(returned, tail) {
 								t.Fatalf("returned %q with emit, want %q", returned, tail)
 							}
@@ -290,16 +303,21 @@ func TestOverflowGateNoRecovery(t *testing.T) {
 	}
 }
 
-// Nothing leaves the gate while only preamble arrived.
+// Nothing but keep-alives leaves the gate while only preamble arrived.
 func TestOverflowGateHoldsPreamble(t *testing.T) {
-	pre := ": OPENROUTER PROCESSING\n\n" + sse("", gOAIRole)
+	keepAlive := ": OPENROUTER PROCESSING\n\n"
+	pre := keepAlive + sse("", gOAIRole) + keepAlive
 	g := NewOverflowGate(wire.OpenAIChat, gateNewInner(wire.OpenAIChat, false, false), &gateRec{refuse: true}, nil)
+	var early []byte
 	for i := 0; i < len(pre); i++ {
-		if out := g.Write([]byte{pre[i]}); len(out) != 0 {
-			t.Fatalf("wrote %q while holding", out)
-		}
+		early = append(early, g.Write([]byte{pre[i]})...)
 	}
-	if out := g.Write([]byte(sse("", gOAIText("x")))); !bytes.Contains(out, []byte(`"content":"x"`)) {
+	// The first keep-alive went on at once; the role chunk and the comment
+	// behind it wait for the decision, in order.
+	if string(early) != keepAlive {
+		t.Fatalf("wrote %q while holding", early)
+	}
+	if out := g.Write([]byte(sse("", gOAIText("x")))); !bytes.Contains(out, []byte(`"content":"x"`)) || !bytes.Contains(out, []byte("OPENROUTER")) {
 		t.Fatalf("content not released: %q", out)
 	}
 	// From here every Write goes straight through.
@@ -308,9 +326,21 @@ func TestOverflowGateHoldsPreamble(t *testing.T) {
 	}
 }
 
+// Review finding 18: two minutes of OpenRouter keep-alives while the
+// request waits in a queue must reach the client as they come, or load
+// balancers and clients with ~60 s idle timeouts cut the stream.
+func TestOverflowGateForwardsKeepAlives(t *testing.T) {
+	g := NewOverflowGate(wire.OpenAIChat, gateNewInner(wire.OpenAIChat, false, false), &gateRec{refuse: true}, nil)
+	for i := range 120 {
+		if out := g.Write([]byte(": OPENROUTER PROCESSING\n\n")); string(out) != ": OPENROUTER PROCESSING\n\n" {
+			t.Fatalf("keep-alive %d: client got %q", i, out)
+		}
+	}
+}
+
 // Past 64 KiB of preamble the gate gives up.
 func TestOverflowGateHoldLimit(t *testing.T) {
-	pad := strings.Repeat(": "+strings.Repeat("p", 1000)+"\n\n", 70)
+	pad := strings.Repeat(sse("", gOAIRole), 1+gateMaxHold/len(sse("", gOAIRole)))
 	body := pad + sse("", gOROverflow)
 	rec := &gateRec{body: gateReplay(wire.OpenAIChat)}
 	g := NewOverflowGate(wire.OpenAIChat, nil, rec, nil)
