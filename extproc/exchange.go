@@ -2,6 +2,7 @@ package extproc
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strings"
@@ -66,9 +67,12 @@ type exchange struct {
 	// answer held until its body is classified.
 	clientBody []byte
 	rungsUsed  map[string]bool
-	gate       bool // the answer runs through an overflow gate
-	replays    int
-	held       *heldError
+	// sent holds a digest of every body sent upstream in this exchange: a
+	// rung that would send one of them again is skipped, no replay.
+	sent    map[[sha256.Size]byte]bool
+	gate    bool // the answer runs through an overflow gate
+	replays int
+	held    *heldError
 
 	// send writes a response at once, ahead of handle's return value;
 	// Process sets it. Used for continuation bytes and timer extensions.
@@ -303,9 +307,10 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 // GateDecided), the body last sent upstream only expansions (review
 // finding 21: both were held for the whole, possibly minutes-long, answer).
 func (x *exchange) releaseBodies() {
-	if !x.gate {
-		x.clientBody = nil
+	if x.gate {
+		return // the gate's rungs start from both
 	}
+	x.clientBody = nil
 	if !x.expandable {
 		x.upstreamBody = nil
 	}
@@ -313,7 +318,10 @@ func (x *exchange) releaseBodies() {
 
 // GateDecided implements stream.GateDecider: the stream did not open with
 // an overflow (or was recovered), so no rung will run again.
-func (x *exchange) GateDecided() { x.clientBody = nil }
+func (x *exchange) GateDecided() {
+	x.gate = false
+	x.releaseBodies()
+}
 
 // planSuccess is the repair of a 200 answer with content type ct: stream
 // normalization, expand_context answering, and the overflow gate for
@@ -412,6 +420,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	}
 	x.model = rep.Model
 	x.clientBody = body
+	x.markSent(out)
 	x.recordCompression(rr)
 	x.expandable = rr.injected
 	x.upstreamBody = out
@@ -435,6 +444,14 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	x.log.Info("request rewritten", "tool_results", rep.Results, "changed", len(rep.Changes),
 		"bytes_in", rep.BytesIn, "bytes_out", rep.BytesOut)
 	return out, true, nil
+}
+
+// markSent records that body went upstream.
+func (x *exchange) markSent(body []byte) {
+	if x.sent == nil {
+		x.sent = map[[sha256.Size]byte]bool{}
+	}
+	x.sent[sha256.Sum256(body)] = true
 }
 
 // passThroughRequest leaves this exchange alone, counted and logged once.

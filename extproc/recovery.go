@@ -2,6 +2,7 @@ package extproc
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"io"
 	"net/http"
 	"strconv"
@@ -255,6 +256,14 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 		if !ok {
 			continue
 		}
+		if x.sent[sha256.Sum256(body)] {
+			// The provider has already refused exactly these bytes (the
+			// compress rung rebuilds what the first pass sent when every
+			// result was compressed then): no replay, no cost.
+			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "same_body").Inc()
+			continue
+		}
+		x.markSent(body)
 		x.replays++
 		res.tried++
 		x.extendTimeout()

@@ -227,3 +227,30 @@ func TestOverflowStreamedMode(t *testing.T) {
 		t.Fatalf("STREAMED first-event overflow: client %d, upstream %d requests: %.300s", a.status, len(up.Requests()), a.body)
 	}
 }
+
+// Found while measuring main: when the first pass already compressed every
+// result, the compress rung rebuilt exactly the body the provider had just
+// refused and replayed it (3 upstream requests for one answer). A rung
+// whose body was already sent in this exchange is skipped, free.
+func TestOverflowLadderNeverResendsABody(t *testing.T) {
+	for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{
+		extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, extprocfilterv3.ProcessingMode_BUFFERED,
+	} {
+		up := testenv.NewFakeUpstream()
+		up.SetScript(testenv.OverflowModel{MaxResult: 600, Error: testenv.OpenAIContextLength}.Script())
+		r := harness{respMode: mode, seed: 5, upstream: up}.start(t)
+		path, body := overflowRequest(wire.OpenAIChat, "gpt-4o", false)
+		a := postRaw(t, r.proxyURL+path, body, "authorization", "Bearer sk-ladder-tenant")
+		reqs := up.Requests()
+		seen := map[string]bool{}
+		for _, q := range reqs {
+			if seen[string(q.Body)] {
+				t.Errorf("%s: the same %d-byte body was sent twice", mode, len(q.Body))
+			}
+			seen[string(q.Body)] = true
+		}
+		if len(reqs) != 2 || a.status != 200 || a.header.Get(extproc.RecoveryHeader) != "truncate" {
+			t.Errorf("%s: %d upstream requests, client %d %q; want 2 and a truncate recovery", mode, len(reqs), a.status, a.header.Get(extproc.RecoveryHeader))
+		}
+	}
+}
