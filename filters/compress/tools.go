@@ -106,10 +106,17 @@ func NewSkipSet(entries []string) SkipSet {
 	return s
 }
 
-// Skips reports whether results of toolName are to be left alone.
+// Skips reports whether results of toolName are to be left alone. A result
+// whose tool is unknown (its call is not in the request) is left alone
+// whenever anything is to be skipped: it may be a read whose exact bytes
+// the next edit needs, and failing open here is what breaks the edit loop
+// skip_tools exists to protect (review finding 12).
 func (s SkipSet) Skips(toolName string) bool {
-	if len(s.names) == 0 || toolName == "" {
+	if len(s.names) == 0 {
 		return false
+	}
+	if toolName == "" {
+		return true
 	}
 	_, ok := s.names[toolName]
 	return ok
