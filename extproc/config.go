@@ -200,6 +200,10 @@ type LLMConfig struct {
 type ExpandProfile struct {
 	// MaxLoops bounds the continuations one answer may cause.
 	MaxLoops int `json:"max_loops"`
+	// ContextShare is the share of the model's context window the
+	// originals of one turn's expansions may take; longer ones are cut to
+	// fit, head and tail kept, and say so.
+	ContextShare float64 `json:"context_share"`
 }
 
 // StreamProfile configures response repair.
@@ -452,6 +456,9 @@ func (c *Config) Validate() error {
 			if m == "" || w < 1024 {
 				bad(key+".recovery.windows", "entry %q: a model prefix and a window of at least 1024 tokens", m)
 			}
+		}
+		if p.Expand.ContextShare <= 0 || p.Expand.ContextShare > 1 {
+			bad(key+".expand.context_share", "must be in (0, 1], got %v", p.Expand.ContextShare)
 		}
 		if p.Expand.MaxLoops < 0 || p.Expand.MaxLoops > 20 {
 			bad(key+".expand.max_loops", "must be between 0 and 20, got %d", p.Expand.MaxLoops)

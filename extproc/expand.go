@@ -11,6 +11,8 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/stream"
 	"github.com/toolproc/toolproc/filters/wire"
@@ -48,7 +50,7 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 	x.loops++
 	results := make([]wire.ExpandResult, len(t.Calls))
 	for i, c := range t.Calls {
-		results[i] = wire.ExpandResult{Call: c, Text: x.lookup(c.ID)}
+		results[i] = wire.ExpandResult{Call: c, Text: x.fitExpansion(x.lookup(c.ID), len(t.Calls))}
 	}
 	next, err := wire.Continue(x.dialect, x.upstreamBody, t, results)
 	if err != nil {
@@ -73,6 +75,32 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 	x.upstreamBody = next
 	x.log.Info("expand_context answered", "calls", len(t.Calls), "loop", x.loops)
 	return resp.Body, true
+}
+
+// expansionNote ends an expansion cut to fit: what was shown, and that the
+// rest stays out of reach of this tool.
+const expansionNote = "\n[expand_context: the original has %d bytes in %d lines, more than the context can take; " +
+	"it was cut to fit (the cut is marked above). For the part you need, run the tool again on a narrower range.]"
+
+// fitExpansion cuts an original to what the context can take: the model's
+// share of its window for expansions (expand.context_share, split between
+// the calls of one turn). The model asked for this text, so the per-result
+// clamp does not apply; the window does. Continuations go through the
+// replay listener, where no ext_proc clamps them: an uncut 2.75 MB original
+// made the continuation overflow and the answer came back empty (review
+// finding 3).
+func (x *exchange) fitExpansion(text string, calls int) string {
+	rp := x.profile.Recovery
+	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), x.profile.Expand.ContextShare)
+	lim := clamp.Limits{MaxBytes: max(budget/max(calls, 1), 4096), Keep: clamp.KeepHeadTail}
+	if _, rep := clamp.Text(text, lim); !rep.Changed {
+		return text
+	}
+	note := fmt.Sprintf(expansionNote, len(text), clamp.CountLines(text))
+	lim.MaxBytes = max(lim.MaxBytes-len(note), 1024)
+	out, _ := clamp.Text(text, lim)
+	x.srv.metrics.Expansions.WithLabelValues(string(x.dialect), "cut_to_fit").Inc()
+	return out + note
 }
 
 // notFoundText and unavailableText answer an id toolproc cannot read. The
@@ -128,18 +156,48 @@ func (x *exchange) expandJSON(body []byte) ([]byte, bool) {
 		}
 		rc, ok := x.Continue(t)
 		if !ok {
-			out, stripped := wire.StripExpandCalls(x.dialect, answer)
-			return out, changed || stripped
+			return x.withoutExpansions(answer, changed)
 		}
-		next, err := io.ReadAll(io.LimitReader(rc, maxContinuationBytes))
+		next, err := readReplay(rc, maxContinuationBytes)
 		rc.Close()
 		if err != nil {
+			// A continuation cut short is no answer (review finding 19).
 			x.srv.metrics.Expansions.WithLabelValues(string(x.dialect), "replay_failed").Inc()
-			out, stripped := wire.StripExpandCalls(x.dialect, answer)
-			return out, changed || stripped
+			x.log.Warn("expand_context continuation unreadable", "error", err.Error())
+			return x.withoutExpansions(answer, changed)
 		}
 		answer, changed = next, true
 	}
+}
+
+// continuationFailedNote is what the client reads when the model's only
+// act was an expand_context call that could not be answered.
+const continuationFailedNote = "[toolproc: the model asked to read the full text of a shortened tool result, " +
+	"and that follow-up request failed. Ask again, or narrow the request.]"
+
+// withoutExpansions is the answer the client gets when a continuation
+// failed: the model's own answer with the phantom calls stripped, and a
+// note where nothing else would be left.
+func (x *exchange) withoutExpansions(answer []byte, changed bool) ([]byte, bool) {
+	out, stripped := wire.StripExpandCalls(x.dialect, answer)
+	if noted, ok := wire.NoteEmptyAnswer(x.dialect, out, continuationFailedNote); ok {
+		return noted, true
+	}
+	return out, changed || stripped
+}
+
+// readReplay reads a replay's body whole, up to limit bytes. A read error
+// or a body past the limit is an error: a cut answer must never be handed
+// on as a complete one.
+func readReplay(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("replay answer: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("replay answer: over %d bytes", limit)
+	}
+	return b, nil
 }
 
 // planExpansion wraps the answer's repair so expand_context calls are

@@ -123,18 +123,27 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		if ok && repair.ContentType != "" {
 			mutation.SetHeaders = append(mutation.SetHeaders, setHeader("content-type", repair.ContentType))
 		}
+		var whole []byte
+		if !ok || repair.Stream == nil {
+			// Read the whole answer before committing to its status: a
+			// replay cut short (reset, timeout, past the cap) is a failed
+			// recovery, and the client gets the original error instead of
+			// a truncated 200 (review finding 19).
+			var err error
+			if whole, err = readReplay(res.resp.Body, maxContinuationBytes); err != nil {
+				x.log.Warn("overflow recovery replay unreadable; the client gets the original error", "error", err.Error())
+				return unchanged()
+			}
+			if ok {
+				whole, _ = repair.Whole(whole)
+			}
+		}
 		x.held = nil
 		if x.send == nil || x.send(headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})) != nil {
 			return nil
 		}
-		if !ok {
-			body, _ := io.ReadAll(io.LimitReader(res.resp.Body, maxContinuationBytes))
-			return streamedResponses(dirResponse, body, eos)
-		}
-		if repair.Stream == nil {
-			body, _ := io.ReadAll(io.LimitReader(res.resp.Body, maxContinuationBytes))
-			out, _ := repair.Whole(body)
-			return streamedResponses(dirResponse, out, eos)
+		if !ok || repair.Stream == nil {
+			return streamedResponses(dirResponse, whole, eos)
 		}
 		buf := make([]byte, 32<<10)
 		for {
@@ -149,7 +158,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 			}
 		}
 		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
-	case res.tried > 0:
+	case res.status != 0:
 		x.held = nil
 		mutation := x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})}
@@ -170,7 +179,12 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 	case res.resp != nil:
 		defer res.resp.Body.Close()
 		ct := res.resp.Header.Get("content-type")
-		out, _ := io.ReadAll(io.LimitReader(res.resp.Body, maxContinuationBytes))
+		out, err := readReplay(res.resp.Body, maxContinuationBytes)
+		if err != nil {
+			// Never a truncated 200 (review finding 19): the original error.
+			x.log.Warn("overflow recovery replay unreadable; the client gets the original error", "error", err.Error())
+			return body, false, nil
+		}
 		mutation := x.recoveredHeaders(res.resp.StatusCode, ct, res.rung)
 		if repair, ok := x.planSuccess(ct); ok {
 			if repair.Stream != nil {
@@ -184,7 +198,7 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 		}
 		x.resp.headers = mutation
 		return out, true, nil
-	case res.tried > 0:
+	case res.status != 0:
 		x.resp.headers = x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
 		return res.body, true, nil
 	}
@@ -295,8 +309,15 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body))
 			return res
 		}
-		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, int64(rp.MaxErrorBytes)))
+		errBody, err := readReplay(resp.Body, int64(rp.MaxErrorBytes))
 		resp.Body.Close()
+		if err != nil {
+			// An error answer we could not read whole is not one to hand
+			// on; the last complete one (or the original) stands.
+			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "replay_failed").Inc()
+			x.log.Warn("overflow recovery replay unreadable", "rung", rung, "error", err.Error())
+			break
+		}
 		res.status, res.contentType, res.body = resp.StatusCode, ct, errBody
 		next := overflow.Classify(resp.StatusCode, lowerHeader(resp.Header), errBody)
 		if !next.Match() {

@@ -1,0 +1,105 @@
+package extproc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/overflow"
+	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// Review finding 3: an expansion was quoted whole into the continuation (a
+// 2.75 MB original made a 2.8 MB request through the replay listener, where
+// nothing clamps). It is now cut to the model's share of its window, head
+// and tail kept, and says so.
+func TestExpansionIsFittedToTheWindow(t *testing.T) {
+	var mu sync.Mutex
+	var continuation []byte
+	replay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		continuation = b
+		mu.Unlock()
+		w.Header().Set("content-type", "application/json")
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`)
+	}))
+	defer replay.Close()
+	s := testServer(t, "server: {replay_url: "+replay.URL+"}")
+	x := newTestExchange(s)
+	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeBuffered, "authorization", "Bearer sk-expand-fit-0123456789"))
+	x.handle(reqBody(openAIBody(pytestRun()), true))
+	if !x.refs || !x.expandable {
+		t.Fatal("request not compressed with references")
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 2_750_000; i++ {
+		fmt.Fprintf(&b, "line %07d of a very large original tool result\n", i)
+	}
+	big := b.String()
+	id := x.keys.ID(x.tenant, []byte(big))
+	if err := s.store.Put(context.Background(), x.tenant, shadow.Original, id, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	args := wire.QuoteString(`{"id":"` + id + `"}`)
+	answer := `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_x","type":"function","function":{"name":"expand_context","arguments":` + string(args) + `}}]},"finish_reason":"tool_calls"}]}`
+	out, changed := x.expandJSON([]byte(answer))
+	if !changed || !strings.Contains(string(out), `"content":"done"`) {
+		t.Fatalf("answer %s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	budget := overflow.ShareBytes(overflow.Window("gpt-4o", overflow.DefaultWindows, 128000), 0.5)
+	quoted := gjson.GetBytes(continuation, "messages.#(tool_call_id==call_x).content").String()
+	if len(quoted) > budget || !strings.Contains(quoted, "line 0000000") || !strings.Contains(quoted, "it was cut to fit") {
+		t.Fatalf("expansion of %d bytes quoted as %d bytes (budget %d): %.200q", len(big), len(quoted), budget, quoted)
+	}
+}
+
+// Review finding 3: a continuation that fails (here the upstream's 400)
+// left the client an empty 200. The client now reads the model's answer
+// without the phantom call, and a note where nothing else was left.
+func TestFailedContinuationIsNeverAnEmptySuccess(t *testing.T) {
+	replay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(400)
+		fmt.Fprint(w, `{"error":{"code":"context_length_exceeded","message":"maximum context length"}}`)
+	}))
+	defer replay.Close()
+	for _, d := range []struct {
+		dialect wire.Dialect
+		path    string
+		answer  string
+		text    string
+	}{
+		{wire.OpenAIChat, "/v1/chat/completions",
+			`{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"expand_context","arguments":"{\"id\":\"sh_00000000000000000000000000000000\"}"}}]},"finish_reason":"tool_calls"}]}`,
+			"choices.0.message.content"},
+		{wire.Anthropic, "/v1/messages",
+			`{"id":"m","type":"message","role":"assistant","model":"claude","content":[{"type":"tool_use","id":"toolu_1","name":"expand_context","input":{"id":"sh_00000000000000000000000000000000"}}],"stop_reason":"tool_use"}`,
+			"content.0.text"},
+	} {
+		s := testServer(t, "server: {replay_url: "+replay.URL+"}")
+		x := newTestExchange(s)
+		x.handle(reqHeaders(d.path, modeBuffered, modeBuffered, "authorization", "Bearer sk-expand-fail-0123456789"))
+		x.handle(reqBody(openAIBody(pytestRun()), true))
+		x.upstreamBody = []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"x"}]}`)
+		if d.dialect == wire.Anthropic {
+			x.dialect = wire.Anthropic
+			x.upstreamBody = []byte(`{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":"x"}]}`)
+		}
+		out, _ := x.expandJSON([]byte(d.answer))
+		if got := gjson.GetBytes(out, d.text).String(); !strings.Contains(got, "follow-up request failed") || strings.Contains(string(out), "expand_context") {
+			t.Fatalf("%s: client gets %s", d.dialect, out)
+		}
+	}
+}
