@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test node-deps vet validate e2e bench fuzz lint fmt clean
+.PHONY: run build test check-deps node-deps vet validate e2e bench fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -26,8 +26,14 @@ run: build
 
 # The Node stream-conformance clients (openai, ai) live in testenv/node; their
 # Go driver (TestNodeClients) fails under CI=true if they are not installed.
-test: lint node-deps
-	$(GO) test -race -count=1 ./...
+# The shadow-store tests run a real redis-server: make test fails (rather
+# than skipping them) when it is missing, and says how to install it.
+test: check-deps lint node-deps
+	TOOLPROC_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
+
+check-deps:
+	@command -v redis-server >/dev/null 2>&1 || { echo "redis-server not found; install it: apt-get install -y redis-server"; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found; install it: apt-get install -y nodejs npm"; exit 1; }
 
 node-deps:
 	npm ci --prefix testenv/node --no-audit --no-fund --loglevel=error
