@@ -3,7 +3,7 @@ package envoy_test
 // Hand-written checks for rules that only Envoy's C++ enforces (at config load or, worse, at
 // request time), plus toolproc's own deployment invariants. protoc-gen-validate cannot see
 // any of these: they span several messages or live inside Anys. References (§n) are to
-// /work/shared/docs/envoy-extproc.md.
+// docs/envoy-notes.md.
 
 import (
 	"fmt"

@@ -24,7 +24,7 @@ func (d direction) String() string {
 }
 
 // fullDuplexChunk bounds each streamed_response we send: the API recommends
-// ≤64 KiB per message in FULL_DUPLEX_STREAMED (envoy-extproc.md §5).
+// ≤64 KiB per message in FULL_DUPLEX_STREAMED (docs/envoy-notes.md §5).
 const fullDuplexChunk = 64 << 10
 
 // rewriteFunc turns a complete body into the body to forward. It returns
@@ -72,7 +72,7 @@ func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResp
 	duplex := b.duplex()
 	b.messages++
 	if b.eos {
-		// Data after end_of_stream is ignored (envoy-extproc.md §12.11).
+		// Data after end_of_stream is ignored (docs/envoy-notes.md §12.11).
 		if duplex {
 			return nil
 		}
@@ -92,7 +92,7 @@ func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResp
 	}
 	if b.pending == 0 && b.eos {
 		// The whole body in one message: BUFFERED, or STREAMED when the body
-		// completed before our headers response (envoy-extproc.md §3.2).
+		// completed before our headers response (docs/envoy-notes.md §3.2).
 		return []*extprocv3.ProcessingResponse{b.finishWhole(chunk)}
 	}
 	if !b.known || b.mode != extprocfilterv3.ProcessingMode_STREAMED {
@@ -148,7 +148,7 @@ func (b *bodyStream) finishWhole(body []byte) *extprocv3.ProcessingResponse {
 func (b *bodyStream) replaceWhole(out []byte) *extprocv3.ProcessingResponse {
 	// BUFFERED with header SEND keeps content-length and rejects a body whose
 	// length differs with a 500, even with failure_mode_allow; it must be set
-	// in this same response (envoy-extproc.md §4.2). Where Envoy already
+	// in this same response (docs/envoy-notes.md §4.2). Where Envoy already
 	// removed the header it silently skips ours, so setting it is always safe.
 	hm := &extprocv3.HeaderMutation{
 		SetHeaders: []*corev3.HeaderValueOption{setHeader("content-length", strconv.Itoa(len(out)))},
@@ -243,7 +243,7 @@ func (b *bodyStream) onTrailers() []*extprocv3.ProcessingResponse {
 		b.giveUp(reasonTrailers)
 	case duplex && b.rewrite != nil && !b.passed && !b.eos:
 		// The last body chunk precedes the trailers response and carries
-		// end_of_stream=false (envoy-extproc.md §3.2, FULL_DUPLEX step 4).
+		// end_of_stream=false (docs/envoy-notes.md §3.2, FULL_DUPLEX step 4).
 		out := b.buf
 		if o, changed, reply := b.rewrite(b.buf); reply == nil && changed {
 			out = o
@@ -294,7 +294,7 @@ func bodyResponse(d direction, cr *extprocv3.CommonResponse) *extprocv3.Processi
 
 // streamedResponses splits body into FULL_DUPLEX_STREAMED answers. Every
 // answer in that mode must carry streamed_response, even an empty final one
-// (envoy-extproc.md §3.2, FULL_DUPLEX step 5).
+// (docs/envoy-notes.md §3.2, FULL_DUPLEX step 5).
 func streamedResponses(d direction, body []byte, eos bool) []*extprocv3.ProcessingResponse {
 	var resps []*extprocv3.ProcessingResponse
 	for {

@@ -104,7 +104,7 @@ func (x *exchange) handle(m *extprocv3.ProcessingRequest) (resps []*extprocv3.Pr
 	phase := phaseOf(m)
 	if !x.sawProtocolConfig {
 		// protocol_config rides only on the first message of the stream
-		// (envoy-extproc.md §1); without it (Envoy <1.34) we stay mode-agnostic.
+		// (docs/envoy-notes.md §1); without it (Envoy <1.34) we stay mode-agnostic.
 		if pc := m.GetProtocolConfig(); pc != nil {
 			x.req.mode, x.req.known = pc.GetRequestBodyMode(), true
 			x.resp.mode, x.resp.known = pc.GetResponseBodyMode(), true
@@ -183,7 +183,7 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 	case !x.profile.Enabled, !x.endpoint.Ambiguous && !x.profile.Handles(x.dialect):
 		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomeSkipped).Inc()
 	case encoding != "" && encoding != "identity":
-		// Envoy never decodes bodies for ext_proc (envoy-extproc.md §4); a
+		// Envoy never decodes bodies for ext_proc (docs/envoy-notes.md §4); a
 		// compressed request body is forwarded as it came.
 		x.passThroughRequest(reasonContentEncoding, "compressed request body passed through", "content_encoding", encoding)
 	case getHeader(hm, ReplayHeader) != "":
@@ -210,7 +210,7 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 		// honoured only where Envoy allows overrides (allow_mode_override, no
 		// FULL_DUPLEX in the filter config); elsewhere the bodies still come
 		// and are answered unchanged. Both body modes are always set because
-		// Envoy takes them verbatim (envoy-extproc.md §6).
+		// Envoy takes them verbatim (docs/envoy-notes.md §6).
 		resp.ModeOverride = &extprocfilterv3.ProcessingMode{
 			RequestBodyMode:  extprocfilterv3.ProcessingMode_NONE,
 			ResponseBodyMode: extprocfilterv3.ProcessingMode_NONE,

@@ -14,7 +14,7 @@ var fuzzModes = []extprocfilterv3.ProcessingMode_BodySendMode{modeNone, modeStre
 // paths, bodies and chunkings, as Envoy would deliver them. It must never
 // panic; outside FULL_DUPLEX_STREAMED every body message gets exactly one
 // answer of the matching kind once the body has ended (Envoy fails the
-// request on a missing, extra or mismatched answer, envoy-extproc.md §1);
+// request on a missing, extra or mismatched answer, docs/envoy-notes.md §1);
 // inside it, the answers end the body with end_of_stream; a whole valid
 // JSON request leaves as valid JSON.
 func FuzzExchange(f *testing.F) {

@@ -268,7 +268,7 @@ func (x *exchange) extendTimeout() { x.extendTimer(dirResponse) }
 // extendTimer asks Envoy for more time before slow work outside
 // FULL_DUPLEX_STREAMED, where a message timer runs (default 200 ms, our
 // envoy.yaml 30 s). Envoy honours it once per state and only up to its
-// max_message_timeout, hence the configured value (envoy-extproc.md §9).
+// max_message_timeout, hence the configured value (docs/envoy-notes.md §9).
 func (x *exchange) extendTimer(d direction) {
 	b := &x.resp
 	if d == dirRequest {

@@ -7,7 +7,7 @@ import (
 )
 
 // headerValue reads a header the way Envoy ≥1.32 sends it: in raw_value,
-// with value empty (envoy-extproc.md §7). value is the fallback for ≤1.26.
+// with value empty (docs/envoy-notes.md §7). value is the fallback for ≤1.26.
 func headerValue(h *corev3.HeaderValue) string {
 	if len(h.GetRawValue()) > 0 {
 		return string(h.GetRawValue())

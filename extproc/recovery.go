@@ -34,7 +34,7 @@ const (
 )
 
 // heldError is a FULL_DUPLEX_STREAMED error answer whose headers are not
-// answered yet: Envoy sends the body without waiting (envoy-extproc.md
+// answered yet: Envoy sends the body without waiting (docs/envoy-notes.md
 // §3.2), so toolproc can read it, classify it and still choose the status
 // the client gets.
 type heldError struct {
@@ -206,7 +206,7 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 }
 
 // recoveredHeaders sets what the client must see of the replay's answer.
-// :status may be set on response headers (envoy-extproc.md §7).
+// :status may be set on response headers (docs/envoy-notes.md §7).
 func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.HeaderMutation {
 	m := &extprocv3.HeaderMutation{
 		SetHeaders:    []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung)},

@@ -119,7 +119,7 @@ func (c *ReplayClient) count(purpose, outcome string, start time.Time) {
 }
 
 // replayDropped are headers that describe the original hop or its body, not
-// the request: the HCM strips hop-by-hop headers itself (envoy-extproc.md §1),
+// the request: the HCM strips hop-by-hop headers itself (docs/envoy-notes.md §1),
 // content-length is recomputed, and Envoy adds its own x-envoy-* and
 // x-request-id on the replay listener.
 var replayDropped = map[string]bool{

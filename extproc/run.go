@@ -22,7 +22,7 @@ import (
 
 // GRPCServerOptions are the options toolproc's gRPC server needs. A
 // BUFFERED body arrives as one message, and grpc-go refuses anything over
-// 4 MiB by default (envoy-extproc.md §5), so the limit is raised.
+// 4 MiB by default (docs/envoy-notes.md §5), so the limit is raised.
 func GRPCServerOptions(cfg *Config) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.Server.MaxRecvMsgBytes),

@@ -75,7 +75,7 @@ func (s *Server) Register(g *grpc.Server) {
 
 // Process runs one exchange. Envoy ends every stream itself (half-close then
 // reset), so io.EOF and Canceled are the normal end, not errors
-// (envoy-extproc.md §9). Returning early with OK would make Envoy carry on
+// (docs/envoy-notes.md §9). Returning early with OK would make Envoy carry on
 // without us, which is never what we want mid-exchange.
 func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingRequest, extprocv3.ProcessingResponse]) error {
 	s.metrics.ActiveStreams.Inc()
@@ -98,7 +98,7 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 		resps := x.handle(m)
 		if !metadataSent && len(resps) > 0 && x.report != nil {
 			// Envoy keeps dynamic metadata only in namespaces listed in
-			// metadata_options.receiving_namespaces (envoy-extproc.md §6).
+			// metadata_options.receiving_namespaces (docs/envoy-notes.md §6).
 			resps[0].DynamicMetadata = x.dynamicMetadata()
 			metadataSent = true
 		}

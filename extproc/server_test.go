@@ -36,7 +36,7 @@ func startGRPC(t testing.TB, s *Server) extprocv3.ExternalProcessorClient {
 	return extprocv3.NewExternalProcessorClient(conn)
 }
 
-// TestProcessCanonicalSequence drives the sequence of envoy-extproc.md §3.4
+// TestProcessCanonicalSequence drives the sequence of docs/envoy-notes.md §3.4
 // over a real gRPC stream, with a body larger than grpc-go's 4 MiB default.
 func TestProcessCanonicalSequence(t *testing.T) {
 	s := testServer(t, clampOnly)

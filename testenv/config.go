@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Defaults that mirror Envoy's (envoy-extproc.md §2, §5, §9).
+// Defaults that mirror Envoy's (docs/envoy-notes.md §2, §5, §9).
 const (
 	DefaultMessageTimeout    = 200 * time.Millisecond
 	DefaultBufferLimit       = 1 << 20

@@ -1,7 +1,7 @@
 // Package testenv is the test environment for toolproc: an Envoy stand-in that speaks ext_proc to a
 // processor the way Envoy's envoy.filters.http.ext_proc filter does, and a scripted fake LLM upstream.
 //
-// The stand-in (Proxy) follows the checklist in /work/shared/docs/envoy-extproc.md §12: one Process
+// The stand-in (Proxy) follows the checklist in docs/envoy-notes.md §12: one Process
 // stream per HTTP exchange, strict response checking, per-mode holding and chunking, content-length
 // rules, header mutation rules, mode_override, ImmediateResponse, failure handling and timeouts. Comments
 // cite the section of that document ("§4") that a behaviour comes from.

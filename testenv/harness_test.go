@@ -81,7 +81,7 @@ func (h harness) start(t *testing.T) running {
 		ResponseHeaderMode: extprocfilterv3.ProcessingMode_SEND,
 		ResponseBodyMode:   h.respMode,
 	}
-	// Envoy refuses FULL_DUPLEX_STREAMED without trailer mode SEND (envoy-extproc.md §2).
+	// Envoy refuses FULL_DUPLEX_STREAMED without trailer mode SEND (docs/envoy-notes.md §2).
 	if h.respMode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
 		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
 	}
