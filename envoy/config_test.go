@@ -27,6 +27,7 @@ const (
 	kindCompose     fileKind = "docker compose file"
 	kindEnvoyFilter fileKind = "Istio EnvoyFilter"
 	kindToolproc    fileKind = "toolproc config"
+	kindLockdown    fileKind = "Kubernetes/Istio lock-down policies"
 	kindUnknown     fileKind = "unknown"
 )
 
@@ -42,6 +43,9 @@ func classify(doc map[string]any) fileKind {
 	}
 	if _, ok := doc["profiles"]; ok {
 		return kindToolproc
+	}
+	if doc["apiVersion"] == "v1" && doc["kind"] == "List" {
+		return kindLockdown
 	}
 	return kindUnknown
 }
@@ -72,6 +76,8 @@ func checkFile(t *testing.T, name string, data []byte) (fileKind, []string) {
 		return k, checkCompose(name, dir, doc)
 	case kindEnvoyFilter:
 		return k, checkIstioEnvoyFilter(name, doc)
+	case kindLockdown:
+		return k, checkLockdown(name, doc)
 	case kindToolproc:
 		if _, err := extproc.ParseConfig(data); err != nil {
 			return k, []string{name + ": " + err.Error()}
@@ -112,7 +118,7 @@ func TestConfigFiles(t *testing.T) {
 	// Guard against the test quietly checking nothing after a rename.
 	for f, want := range map[string]fileKind{
 		"envoy.yaml": kindBootstrap, "docker-compose.yaml": kindCompose, "istio-envoyfilter.yaml": kindEnvoyFilter,
-		"toolproc.yaml": kindToolproc,
+		"toolproc.yaml": kindToolproc, "lockdown.yaml": kindLockdown,
 	} {
 		if kinds[f] != want {
 			t.Errorf("%s: checked as %q, want %q (missing or renamed?)", f, kinds[f], want)

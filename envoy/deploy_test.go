@@ -242,9 +242,9 @@ func checkDockerfile(file, text string) []string {
 	if ep == nil {
 		rep.add("ENTRYPOINT", "missing")
 	} else {
-		for _, want := range []string{"toolproc", "serve", "0.0.0.0:50051", "0.0.0.0:9000"} {
+		for _, want := range []string{"toolproc", "serve", "127.0.0.1:50051", "0.0.0.0:9000"} {
 			if !strings.Contains(ep[1], want) {
-				rep.add("ENTRYPOINT", "does not contain %q (want toolproc serve --grpc-addr 0.0.0.0:50051 --admin-addr 0.0.0.0:9000)", want)
+				rep.add("ENTRYPOINT", "does not contain %q (want toolproc serve --grpc-addr 127.0.0.1:50051 --admin-addr 0.0.0.0:9000: the gRPC port is a trust boundary, loopback unless a policy guards it)", want)
 			}
 		}
 	}

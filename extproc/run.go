@@ -50,7 +50,7 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	srv := NewServer(cfg, log, reg)
 	defer srv.Close()
 
-	grpcLis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
+	grpcLis, err := listenGRPC(cfg.Server.GRPCAddr)
 	if err != nil {
 		return fmt.Errorf("listen grpc %s: %w", cfg.Server.GRPCAddr, err)
 	}
@@ -122,4 +122,15 @@ func AdminHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	return mux
+}
+
+// listenGRPC listens on a TCP address, or on a Unix socket for
+// "unix:///path": a sidecar Envoy reaches toolproc through the socket (a
+// `pipe` address in its cluster) and nothing else on the network can.
+func listenGRPC(addr string) (net.Listener, error) {
+	if path, ok := strings.CutPrefix(addr, "unix://"); ok {
+		_ = os.Remove(path) // a socket left by a previous run
+		return net.Listen("unix", path)
+	}
+	return net.Listen("tcp", addr)
 }
