@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -23,7 +24,7 @@ import (
 
 const usage = `usage:
   toolproc [serve] [--config FILE] [--grpc-addr ADDR] [--admin-addr ADDR] [--log-level LEVEL]
-  toolproc rewrite --path PATH [--config FILE] [--profile NAME] < request.json > rewritten.json
+  toolproc rewrite --path PATH [--config FILE] [--profile NAME] [--ndjson] < request.json > rewritten.json
   toolproc config [--config FILE]     print the effective configuration
 `
 
@@ -85,14 +86,20 @@ func serve(args []string) int {
 	return 0
 }
 
-// rewrite echoes unparseable input unchanged with a warning, as the server
-// would pass it through; only usage errors exit non-zero.
+// rewrite is the dry run of the request pipeline. A body it cannot parse
+// is echoed unchanged, as the server would pass it through, but the exit
+// code says so (1) with a one-line reason on stderr: a dry-run tool that
+// reports success for input it never understood hides the problem. Usage
+// errors exit 2. With --ndjson every input line is one body and every
+// output line its rewrite, in order; lines that could not be parsed are
+// named on stderr and make the exit code 1.
 func rewrite(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rewrite", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("path", "", "request path, e.g. /v1/messages (picks the dialect)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded defaults)")
 	profile := fs.String("profile", extproc.DefaultProfile, "profile name")
+	ndjson := fs.Bool("ndjson", false, "one request body per input line, one rewritten body per output line")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -109,31 +116,82 @@ func rewrite(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolproc rewrite: unknown profile %q (have %v)\n", *profile, cfg.ProfileNames())
 		return 2
 	}
+	if *ndjson {
+		return rewriteLines(cfg, *profile, *path, stdin, stdout, stderr)
+	}
 	body, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "toolproc rewrite: read stdin:", err)
 		return 1
 	}
-	out, rep, err := extproc.RewriteBody(cfg, *profile, *path, body)
+	out, ok := rewriteOne(cfg, *profile, *path, body, stderr, "")
+	if _, err := stdout.Write(out); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return 1
+	}
+	if !ok {
+		return 1
+	}
+	return 0
+}
+
+// rewriteOne rewrites one body and reports on stderr; ok is false when the
+// body could not be processed (it is then returned unchanged). where
+// prefixes the report lines ("line 7: ") in --ndjson mode.
+func rewriteOne(cfg *extproc.Config, profile, path string, body []byte, stderr io.Writer, where string) ([]byte, bool) {
+	out, rep, err := extproc.RewriteBody(cfg, profile, path, body)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolproc rewrite: warning: passed through unchanged: %v\n", err)
+		fmt.Fprintf(stderr, "toolproc rewrite: %snot rewritten, passed through unchanged: %v\n", where, err)
+		return body, false
 	}
 	if rep.Dialect == wire.Unknown {
-		fmt.Fprintf(stderr, "toolproc rewrite: warning: %s is not an LLM API path toolproc rewrites; passed through\n", *path)
+		fmt.Fprintf(stderr, "toolproc rewrite: %s%s is not an LLM API path toolproc rewrites; passed through\n", where, path)
+		return body, false
 	}
 	for _, c := range rep.Changes {
 		name := c.ToolName
 		if name == "" {
 			name = "?"
 		}
-		fmt.Fprintf(stderr, "%s result #%d tool=%s call=%s: %d -> %d bytes, %d -> %d lines (%s)\n",
-			c.Filter, c.Ordinal, name, c.CallID, c.BytesBefore, c.BytesAfter, c.LinesBefore, c.LinesAfter, c.Detail)
+		fmt.Fprintf(stderr, "%s%s result #%d tool=%s call=%s: %d -> %d bytes, %d -> %d lines (%s)\n",
+			where, c.Filter, c.Ordinal, name, c.CallID, c.BytesBefore, c.BytesAfter, c.LinesBefore, c.LinesAfter, c.Detail)
 	}
-	if err == nil {
-		fmt.Fprintf(stderr, "%s: %d tool results, %d changed, %d -> %d bytes\n",
-			rep.Dialect, rep.Results, len(rep.Changes), rep.BytesIn, rep.BytesOut)
+	fmt.Fprintf(stderr, "%s%s: %d tool results, %d changed, %d -> %d bytes\n",
+		where, rep.Dialect, rep.Results, len(rep.Changes), rep.BytesIn, rep.BytesOut)
+	return out, true
+}
+
+// maxLine bounds one --ndjson line: the largest body the server accepts
+// (server.max_recv_msg_bytes' default) with room to spare.
+const maxLine = 128 << 20
+
+// rewriteLines is --ndjson: a corpus rewritten in one process. A rewritten
+// body never contains a raw newline (JSON escapes it in strings, and the
+// rewrite keeps the body's own whitespace), so one line in is one line out.
+func rewriteLines(cfg *extproc.Config, profile, path string, stdin io.Reader, stdout, stderr io.Writer) int {
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	w := bufio.NewWriter(stdout)
+	failed, n := 0, 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		out, ok := rewriteOne(cfg, profile, path, line, stderr, fmt.Sprintf("line %d: ", n))
+		if !ok {
+			failed++
+		}
+		if _, err := w.Write(append(out, '\n')); err != nil {
+			return 1
+		}
 	}
-	if _, err := stdout.Write(out); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+	if err := w.Flush(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return 1
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(stderr, "toolproc rewrite: after line %d: %v\n", n, err)
+		return 1
+	}
+	if failed > 0 {
+		fmt.Fprintf(stderr, "toolproc rewrite: %d of %d lines passed through unchanged\n", failed, n)
 		return 1
 	}
 	return 0

@@ -57,8 +57,12 @@ func TestRewriteCommand(t *testing.T) {
 			},
 		},
 		{name: "small unchanged", args: []string{"--path", "/v1/messages"}, in: `{"messages":[]}`, code: 0, same: true, stderrHas: "0 changed"},
-		{name: "malformed echoed", args: []string{"--path", "/v1/messages"}, in: `{"messages":[`, code: 0, same: true, stderrHas: "warning: passed through unchanged"},
-		{name: "unknown path echoed", args: []string{"--path", "/v1/models"}, in: bigAnthropicRequest(), code: 0, same: true, stderrHas: "not an LLM API path"},
+		// Echoed unchanged (as the server would pass it), but the exit code
+		// and one line on stderr say nothing was rewritten.
+		{name: "malformed echoed", args: []string{"--path", "/v1/messages"}, in: `{"messages":[`, code: 1, same: true, stderrHas: "passed through unchanged: body is not a JSON object"},
+		{name: "ndjson without --ndjson", args: []string{"--path", "/v1/messages"}, in: "{\"messages\":[]}\n{\"messages\":[]}\n", code: 1, same: true, stderrHas: "passed through unchanged"},
+		{name: "deep nesting", args: []string{"--path", "/v1/chat/completions"}, in: strings.Repeat("[", 6_500_000), code: 1, same: true, stderrHas: "nested too deep"},
+		{name: "unknown path echoed", args: []string{"--path", "/v1/models"}, in: bigAnthropicRequest(), code: 1, same: true, stderrHas: "not an LLM API path"},
 		{name: "missing path", args: nil, in: "{}", code: 2},
 		{name: "unknown profile", args: []string{"--path", "/v1/messages", "--profile", "nope"}, in: "{}", code: 2, stderrHas: "unknown profile"},
 		{name: "bad config", args: []string{"--path", "/v1/messages", "--config", "/does/not/exist"}, in: "{}", code: 2},
@@ -81,5 +85,33 @@ func TestRewriteCommand(t *testing.T) {
 				tc.outChecker(t, out.Bytes())
 			}
 		})
+	}
+}
+
+// --ndjson: one body per line in, one per line out, in order; a line that
+// cannot be parsed passes through and is named.
+func TestRewriteNDJSON(t *testing.T) {
+	lines := []string{bigAnthropicRequest(), `{"messages":[]}`, `{"messages":[`, bigAnthropicRequest()}
+	var out, errOut bytes.Buffer
+	code := rewrite([]string{"--path", "/v1/messages", "--ndjson"}, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "line 3: not rewritten") || !strings.Contains(errOut.String(), "1 of 4 lines") {
+		t.Fatalf("exit %d, stderr %s", code, errOut.String())
+	}
+	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(got) != 4 || got[1] != lines[1] || got[2] != lines[2] {
+		t.Fatalf("%d lines out", len(got))
+	}
+	for _, i := range []int{0, 3} {
+		if !strings.HasPrefix(gjson.Get(got[i], "messages.1.content.0.content").String(), "[toolproc shadow_id=sh_") {
+			t.Fatalf("line %d not rewritten", i+1)
+		}
+	}
+	if got[0] != got[3] {
+		t.Fatal("the same body rewrote differently within one run")
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := rewrite([]string{"--path", "/v1/messages", "--ndjson"}, strings.NewReader(lines[1]+"\n"+lines[1]+"\n"), &out, &errOut); code != 0 {
+		t.Fatalf("all good lines: exit %d", code)
 	}
 }
