@@ -36,11 +36,14 @@ type Config struct {
 // StoreConfig selects where originals and compressed results are kept.
 type StoreConfig struct {
 	// Type is memory (one process) or redis (shared by replicas).
-	Type          string      `json:"type"`
-	OriginalTTL   Duration    `json:"original_ttl"`
-	CompressedTTL Duration    `json:"compressed_ttl"`
-	MaxBytes      int64       `json:"max_bytes"`
-	Redis         RedisConfig `json:"redis"`
+	Type          string   `json:"type"`
+	OriginalTTL   Duration `json:"original_ttl"`
+	CompressedTTL Duration `json:"compressed_ttl"`
+	MaxBytes      int64    `json:"max_bytes"`
+	// TenantMaxBytes caps one tenant's share of the memory store: a tenant
+	// over it evicts its own oldest entries, never another tenant's.
+	TenantMaxBytes int64       `json:"tenant_max_bytes"`
+	Redis          RedisConfig `json:"redis"`
 	// TenantHeader, when set, names the request header that identifies the
 	// caller instead of the credential headers. It must be one the gateway
 	// sets (and strips from clients); callers without a credential get
@@ -385,6 +388,9 @@ func (c *Config) Validate() error {
 	if c.Store.MaxBytes < 1<<20 {
 		bad("store.max_bytes", "must be at least 1048576, got %d", c.Store.MaxBytes)
 	}
+	if c.Store.TenantMaxBytes < 1<<20 || c.Store.TenantMaxBytes > c.Store.MaxBytes {
+		bad("store.tenant_max_bytes", "must be between 1048576 and store.max_bytes (%d), got %d", c.Store.MaxBytes, c.Store.TenantMaxBytes)
+	}
 	if c.Store.Cooldown < 0 || c.Store.Redis.Timeout < 0 {
 		bad("store", "cooldown and redis.timeout must not be negative")
 	}
@@ -421,10 +427,10 @@ func (c *Config) Validate() error {
 		if cp.MinBytes < 0 || cp.MaxBytes < 0 || (cp.MaxBytes > 0 && cp.MaxBytes <= cp.MinBytes) {
 			bad(key+".compress", "min_bytes and max_bytes must not be negative, and max_bytes (0 = no bound) must exceed min_bytes")
 		}
-		if cp.Enabled && (cp.MaxBytes == 0 || int64(cp.MaxBytes) >= c.Store.MaxBytes) {
+		if cp.Enabled && (cp.MaxBytes == 0 || int64(cp.MaxBytes) >= c.Store.TenantMaxBytes) {
 			// An original the store cannot hold would fail every time
 			// (review finding 17).
-			bad(key+".compress.max_bytes", "must be set and below store.max_bytes (%d), got %d", c.Store.MaxBytes, cp.MaxBytes)
+			bad(key+".compress.max_bytes", "must be set and below store.tenant_max_bytes (%d), got %d", c.Store.TenantMaxBytes, cp.MaxBytes)
 		}
 		if cp.TargetBytes < 256 {
 			bad(key+".compress.target_bytes", "must be at least 256, got %d", cp.TargetBytes)

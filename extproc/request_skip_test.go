@@ -46,7 +46,8 @@ func TestRequestsLeftAlone(t *testing.T) {
 func TestConfigRejects(t *testing.T) {
 	for _, tc := range []struct{ yaml, key string }{
 		{"profiles: {default: {sigv4: maybe}}", "sigv4"},
-		{"store: {max_bytes: 4194304}\nprofiles: {default: {compress: {max_bytes: 8388608}}}", "compress.max_bytes"},
+		{"store: {max_bytes: 4194304, tenant_max_bytes: 4194304}\nprofiles: {default: {compress: {max_bytes: 8388608}}}", "compress.max_bytes"},
+		{"store: {tenant_max_bytes: 536870912}", "store.tenant_max_bytes"},
 	} {
 		if _, err := ParseConfig([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("%s: error %v, want one naming %s", tc.yaml, err, tc.key)

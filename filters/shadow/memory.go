@@ -18,6 +18,12 @@ type MemoryOptions struct {
 	// over all entries; the least recently used entries are evicted to stay
 	// under it. Default 256 MiB.
 	MaxBytes int64
+	// TenantMaxBytes caps one tenant's share: a tenant over it evicts its
+	// own least recently used entries, never another tenant's (review
+	// finding 17: one busy tenant flushed everyone's originals). 0 or more
+	// than MaxBytes means MaxBytes (no per-tenant cap); toolproc's config
+	// sets store.tenant_max_bytes.
+	TenantMaxBytes int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -35,9 +41,11 @@ type MemoryStats struct {
 // removed lazily on Get and in TTL order on every Put. Values are copied in
 // and out. It is safe for concurrent use.
 type Memory struct {
-	ttl      [2]time.Duration
-	maxBytes int64
-	now      func() time.Time
+	ttl            [2]time.Duration
+	maxBytes       int64
+	tenantMaxBytes int64
+	now            func() time.Time
+	tenants        map[string]*tenantLRU
 
 	mu      sync.Mutex
 	entries map[memKey]*memEntry
@@ -66,6 +74,14 @@ type memEntry struct {
 
 	lruPrev, lruNext *memEntry
 	expPrev, expNext *memEntry
+	tenPrev, tenNext *memEntry // the tenant's own LRU list
+}
+
+// tenantLRU is one tenant's entries, most recently used first, and their
+// accounted bytes.
+type tenantLRU struct {
+	head  memEntry // sentinel
+	bytes int64
 }
 
 // NewMemory returns an empty in-memory store.
@@ -79,6 +95,11 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if m.maxBytes <= 0 {
 		m.maxBytes = DefaultMaxBytes
 	}
+	m.tenantMaxBytes = opts.TenantMaxBytes
+	if m.tenantMaxBytes <= 0 || m.tenantMaxBytes > m.maxBytes {
+		m.tenantMaxBytes = m.maxBytes
+	}
+	m.tenants = make(map[string]*tenantLRU)
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -97,8 +118,8 @@ func (m *Memory) Put(_ context.Context, tenant string, kind Kind, key string, va
 		return err
 	}
 	size := int64(len(tenant) + len(kind) + len(key) + len(value))
-	if size > m.maxBytes {
-		return fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, size, m.maxBytes)
+	if size > m.tenantMaxBytes {
+		return fmt.Errorf("%w: %d bytes, cap %d per tenant", ErrTooLarge, size, m.tenantMaxBytes)
 	}
 	v := make([]byte, len(value))
 	copy(v, value)
@@ -111,19 +132,28 @@ func (m *Memory) Put(_ context.Context, tenant string, kind Kind, key string, va
 		return ErrClosed
 	}
 	m.sweep(now)
-	e := m.entries[k]
-	if e != nil {
-		m.bytes -= e.size
-		e.lruUnlink()
-		e.expUnlink()
-	} else {
-		e = &memEntry{k: k}
-		m.entries[k] = e
+	if old := m.entries[k]; old != nil {
+		m.remove(old)
 	}
+	e := &memEntry{k: k}
+	m.entries[k] = e
 	e.val, e.size, e.expires = v, size, now.Add(m.ttl[ki])
 	m.bytes += size
 	e.lruInsertAfter(&m.lru)
 	e.expInsertAfter(m.exp[ki].expPrev)
+	t := m.tenants[tenant]
+	if t == nil {
+		t = &tenantLRU{}
+		t.head.tenNext, t.head.tenPrev = &t.head, &t.head
+		m.tenants[tenant] = t
+	}
+	t.bytes += size
+	e.tenInsertAfter(&t.head)
+	for t.bytes > m.tenantMaxBytes {
+		// The tenant pays for its own growth; the new entry fits alone.
+		m.remove(t.head.tenPrev)
+		m.evicted++
+	}
 	for m.bytes > m.maxBytes {
 		// The new entry is the most recently used and fits alone, so the
 		// loop stops before reaching it.
@@ -157,6 +187,7 @@ func (m *Memory) Get(_ context.Context, tenant string, kind Kind, key string) ([
 	}
 	e.lruUnlink()
 	e.lruInsertAfter(&m.lru)
+	e.touchTenant(m.tenants[tenant])
 	v := e.val
 	m.mu.Unlock()
 	// Stored slices are never written to, so the copy can run unlocked.
@@ -190,6 +221,7 @@ func (m *Memory) Touch(_ context.Context, tenant string, kind Kind, key string) 
 	e.expires = now.Add(m.ttl[ki])
 	e.lruUnlink()
 	e.lruInsertAfter(&m.lru)
+	e.touchTenant(m.tenants[tenant])
 	e.expUnlink()
 	e.expInsertAfter(m.exp[ki].expPrev)
 	return nil
@@ -201,6 +233,7 @@ func (m *Memory) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	m.entries = nil
+	m.tenants = nil
 	m.lru.lruNext, m.lru.lruPrev = &m.lru, &m.lru
 	for i := range m.exp {
 		m.exp[i].expNext, m.exp[i].expPrev = &m.exp[i], &m.exp[i]
@@ -230,9 +263,32 @@ func (m *Memory) sweep(now time.Time) {
 func (m *Memory) remove(e *memEntry) {
 	e.lruUnlink()
 	e.expUnlink()
+	if t := m.tenants[e.k.tenant]; t != nil {
+		e.tenPrev.tenNext, e.tenNext.tenPrev = e.tenNext, e.tenPrev
+		e.tenPrev, e.tenNext = nil, nil
+		t.bytes -= e.size
+		if t.head.tenNext == &t.head {
+			delete(m.tenants, e.k.tenant)
+		}
+	}
 	delete(m.entries, e.k)
 	m.bytes -= e.size
 	e.val = nil
+}
+
+func (e *memEntry) tenInsertAfter(at *memEntry) {
+	e.tenPrev, e.tenNext = at, at.tenNext
+	at.tenNext.tenPrev = e
+	at.tenNext = e
+}
+
+// touchTenant makes e its tenant's most recently used entry.
+func (e *memEntry) touchTenant(t *tenantLRU) {
+	if t == nil || e.tenPrev == nil {
+		return
+	}
+	e.tenPrev.tenNext, e.tenNext.tenPrev = e.tenNext, e.tenPrev
+	e.tenInsertAfter(&t.head)
 }
 
 func (e *memEntry) lruUnlink() {

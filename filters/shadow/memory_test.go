@@ -339,3 +339,35 @@ func TestKeep(t *testing.T) {
 		})
 	}
 }
+
+// Review finding 17: after tenant B wrote far more than its share, tenant
+// A's original from moments earlier was gone (one global LRU). A tenant
+// over its cap now evicts its own oldest entries only.
+func TestMemoryTenantQuota(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory(MemoryOptions{MaxBytes: 64 << 20, TenantMaxBytes: 16 << 20})
+	a, b := testTenants[0], testTenants[1]
+	idA := ID(a, []byte("a's secret original"))
+	if err := m.Put(ctx, a, Original, idA, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 8<<20)
+	for i := range 33 { // 264 MiB from tenant b
+		if err := m.Put(ctx, b, Original, ID(b, []byte{byte(i)}), big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Get(ctx, a, Original, idA); err != nil {
+		t.Fatalf("tenant a's original evicted by tenant b: %v", err)
+	}
+	if st := m.Stats(); st.Bytes > 16<<20+1<<20+1024 {
+		t.Fatalf("%d bytes held", st.Bytes)
+	}
+	// b keeps its newest entries.
+	if _, err := m.Get(ctx, b, Original, ID(b, []byte{32})); err != nil {
+		t.Fatalf("tenant b's newest entry: %v", err)
+	}
+	if err := m.Put(ctx, b, Original, "k", make([]byte, 17<<20)); !errors.Is(err, ErrTooLarge) {
+		t.Fatal("an entry over the tenant cap must be refused")
+	}
+}
