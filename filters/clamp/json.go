@@ -58,7 +58,23 @@ func JSON(raw string, lim Limits) (string, Report) {
 		return raw, rep
 	}
 	top := v.IsObject()
-	for _, shape := range shrinkSchedule(maxBytes) {
+	// First the whole budget for strings, trimmed by what escaping and the
+	// rest of the value add (a few tries converge for one large string, the
+	// common tool result); then the halving schedule. Halving at once gave
+	// a 538 KB string 25 KB of a 51,200-byte budget.
+	str := maxBytes
+	for range 4 {
+		out := renderJSON(v, jsonShape{strBytes: str, items: 256, keys: 512}, maxLines, top)
+		if len(out) <= maxBytes {
+			return out, jsonReport(rep, out)
+		}
+		over := len(out) - maxBytes
+		if str <= 2*over {
+			break
+		}
+		str -= over + over/8 + 16
+	}
+	for _, shape := range shrinkSchedule(str) {
 		out := renderJSON(v, shape, maxLines, top)
 		if len(out) <= maxBytes {
 			return out, jsonReport(rep, out)
@@ -94,10 +110,15 @@ func shrinkSchedule(maxBytes int) []jsonShape {
 	}
 }
 
+// renderJSON renders v under one shape. Cuts inside strings and arrays
+// carry their own in-band markers ("[… N lines omitted …]", "[… N more
+// items omitted …]"), so they need no other note; only when keys were
+// omitted (a count, not their text) does the top-level object get a note
+// key saying what to do about it. One note, never two.
 func renderJSON(v gjson.Result, shape jsonShape, maxLines int, top bool) string {
 	r := jsonRenderer{shape: shape, maxLines: maxLines}
 	b := r.append(nil, v)
-	if top && v.IsObject() && r.cut {
+	if top && v.IsObject() && r.keysCut {
 		// Add the note as the last key of the top-level object.
 		if len(b) > 2 {
 			b = append(b[:len(b)-1], ',')
@@ -119,6 +140,7 @@ type jsonRenderer struct {
 	shape    jsonShape
 	maxLines int
 	cut      bool
+	keysCut  bool // keys were omitted: no in-band marker says which
 }
 
 func (r *jsonRenderer) append(b []byte, v gjson.Result) []byte {
@@ -126,6 +148,7 @@ func (r *jsonRenderer) append(b []byte, v gjson.Result) []byte {
 	switch {
 	case v.IsObject():
 		return r.appendContainer(b, v, '{', '}', shape.keys, true, func(b []byte, omitted int) []byte {
+			r.keysCut = true
 			b = append(b, wire.QuoteString("_toolproc_omitted_keys")...)
 			b = append(b, ':')
 			return strconv.AppendInt(b, int64(omitted), 10)

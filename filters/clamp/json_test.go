@@ -59,11 +59,11 @@ func TestJSONClamp(t *testing.T) {
 	}{
 		{"small object untouched", `{"a": 1, "b": "x"}`, false, nil},
 		{"small array untouched", `[1, 2, 3]`, false, nil},
-		{"long array elided with a count", bigJSONArray(1000), true, []string{`more items omitted`, `"total":1000`, `"_toolproc_note"`}},
+		{"long array elided with a count", bigJSONArray(1000), true, []string{`more items omitted`, `"total":1000`}},
 		{"long string clamped as text", `{"output":` + string(quoteForTest(long)) + `,"exit_code":1}`, true, []string{`"exit_code":1`, `tool output truncated`}},
 		{"many keys elided with a count", manyKeys(3000), true, []string{`"_toolproc_omitted_keys":`}},
 		{"top-level array", `[` + strings.Repeat(`"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",`, 500) + `"end"]`, true, []string{`more items omitted`}},
-		{"lines alone trigger", `{"log":` + string(quoteForTest(strings.Repeat("a\n", 80))) + `}`, true, []string{`"_toolproc_note"`}},
+		{"lines alone trigger", `{"log":` + string(quoteForTest(strings.Repeat("a\n", 80))) + `}`, true, []string{`[toolproc: tool output truncated`}},
 		{"pretty-printed fits once compacted: no note", "{\n" + strings.Repeat("      \"k\": 1,\n", 400) + "  \"z\": 2\n}", true, nil},
 		{"deep nesting falls back to text inside an object", strings.Repeat(`{"a":`, 1000) + `"x"` + strings.Repeat(`}`, 1000), true, []string{`"output":`}},
 	}
@@ -146,5 +146,28 @@ func TestJSONTooDeepIsNeverWalked(t *testing.T) {
 	// stack): the output is still valid JSON within the limits.
 	if out, _ := JSON(strings.Repeat("[", 2_000_000), lim); len(out) > lim.MaxBytes || !gjson.Valid(out) {
 		t.Fatalf("unclosed deep input: %.60q", out)
+	}
+}
+
+// From the issue ("the JSON clamp notes twice and uses half the budget"):
+// a 538 KB string in a Gemini functionResponse.response came back as 25 KB
+// of the 51,200 allowed, with a note in the string and an added
+// _toolproc_note key. One note, the whole budget, no added key.
+func TestJSONClampOneNoteWholeBudget(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 538_000; i++ {
+		fmt.Fprintf(&b, "row %06d status=ok value=\"%d\"\n", i, i*7)
+	}
+	raw := `{"exit":0,"output":` + string(quoteForTest(b.String())) + `}`
+	lim := Limits{MaxBytes: 51200, MaxLines: 100_000}
+	out, rep := JSON(raw, lim)
+	if !rep.Changed || len(out) > lim.MaxBytes || len(out) < lim.MaxBytes*9/10 {
+		t.Fatalf("%d bytes of %d used", len(out), lim.MaxBytes)
+	}
+	if strings.Contains(out, noteKey) || strings.Count(out, "[toolproc:") != 1 {
+		t.Fatalf("want exactly one in-band note and no added key: %.200q…", out[len(out)-300:])
+	}
+	if !gjson.Valid(out) || gjson.Get(out, "exit").Int() != 0 {
+		t.Fatal("not the same object")
 	}
 }
