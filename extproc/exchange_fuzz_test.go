@@ -1,12 +1,27 @@
 package extproc
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
-	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
+
+// manyPairs is an OpenAI Chat body of n small call/result pairs.
+func manyPairs(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":"gpt-4o","messages":[{"role":"user","content":"go"}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function","function":{"name":"bash","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c%d","content":"ok"}`, i, i)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
 
 var fuzzModes = []extprocfilterv3.ProcessingMode_BodySendMode{modeNone, modeStreamed, modeBuffered, modePartial, modeDuplex}
 
@@ -26,7 +41,17 @@ func FuzzExchange(f *testing.F) {
 	// replay fails and the error must come out as it was.
 	f.Add(uint8(2), uint8(4), uint8(12), openAIBody(bigToolOutput()[:9000]), []byte(`{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`), uint8(5))
 	f.Add(uint8(2), uint8(2), uint8(25), openAIBody(bigToolOutput()[:9000]), []byte(`{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`), uint8(64))
+	// Hostile shapes (review findings 1, 9, 16): nesting far past the depth
+	// guard, ten thousand small call/result pairs, a duplicate key.
+	f.Add(uint8(2), uint8(4), uint8(0), bytes.Repeat([]byte("["), 1_000_000), []byte("data: [DONE]\n\n"), uint8(63))
+	f.Add(uint8(2), uint8(2), uint8(0), manyPairs(10_000), []byte(`{"id":"x","object":"chat.completion"}`), uint8(40))
+	f.Add(uint8(1), uint8(4), uint8(0), []byte(`{"messages":[{"role":"tool","tool_call_id":"a","content":"x","content":"`+strings.Repeat("y\\n", 30_000)+`"}]}`), []byte("data: {}\n\n"), uint8(9))
+	f.Add(uint8(2), uint8(4), uint8(0), openAIBody(bigToolOutput()[:9000]), append([]byte("data: "), bytes.Repeat([]byte("["), 200_000)...), uint8(17))
 	paths := []string{"/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/models"}
+	// One server for every run: building one per input made this target
+	// crawl (about 1,100 inputs a minute). Its store keeps state between
+	// runs, which only adds cases.
+	s := testServer(f, "server: {replay_url: http://127.0.0.1:1, replay_timeout: 1s}\nprofiles: {default: {stream: {xml_tool_calls: true}}}")
 	cts := []string{"text/event-stream", "application/json", "text/plain"}
 	f.Fuzz(func(t *testing.T, reqSel, respSel, pathSel uint8, reqBody, respBody []byte, step uint8) {
 		reqMode, respMode := fuzzModes[int(reqSel)%len(fuzzModes)], fuzzModes[int(respSel)%len(fuzzModes)]
@@ -37,12 +62,11 @@ func FuzzExchange(f *testing.F) {
 		ct := cts[int(pathSel/4)%len(cts)]
 		status := []string{"200", "200", "400", "413"}[int(pathSel/12)%4]
 		n := int(step%64) + 1
-		s := testServer(t, "server: {replay_url: http://127.0.0.1:1, replay_timeout: 1s}\nprofiles: {default: {stream: {xml_tool_calls: true}}}")
 		x := newTestExchange(s)
 
-		x.handle(reqHeaders(path, reqMode, respMode))
+		x.handle(reqHeaders(path, reqMode, respMode, "authorization", "Bearer sk-fuzz-tenant-0123"))
 		reqOut := sendBody(t, x, reqMode, reqBody, n, true, false)
-		if reqMode == modeBuffered && gjson.ValidBytes(reqBody) && reqOut != nil && !gjson.ValidBytes(reqOut) {
+		if reqMode == modeBuffered && jsonsafe.Valid(reqBody) && reqOut != nil && !jsonsafe.Valid(reqOut) {
 			t.Fatalf("valid request JSON left invalid: %q", reqOut)
 		}
 		r := x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
