@@ -24,7 +24,7 @@
 //	[call expand_context with {"id":"sh_0123456789abcdef0123456789abcdef"} to read the full original]
 //
 // followed by the compressed text. [Reference] writes them, [ParseReference]
-// reads them back and [FindIDs] finds every well-formed id in any text.
+// reads them back.
 //
 // # Stores
 //
