@@ -70,10 +70,6 @@ func TestPlainGRPCClientCannotDriveReplays(t *testing.T) {
 	client := startGRPC(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	stream, err := client.Process(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := hdrs(":authority", "billing.internal.svc", ":path", "/admin/export/chat/completions?all=1", ":method", "POST",
 		"content-type", "application/json", "authorization", "Bearer attacker-chosen-0123456789", "x-internal-admin", "true")
 	args := wire.QuoteString(`{"id":"sh_00000000000000000000000000000000"}`)
@@ -82,7 +78,7 @@ func TestPlainGRPCClientCannotDriveReplays(t *testing.T) {
 	for _, tc := range []struct {
 		status, body string
 	}{{"200", answer}, {"400", overflow}} {
-		stream, err = client.Process(ctx)
+		stream, err := client.Process(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
