@@ -61,23 +61,27 @@ func TestMissingBinary(t *testing.T) {
 		t.Fatal("Start returned without redis-server on PATH")
 	}
 	tests := []struct {
-		ci   string
-		want string
+		ci, require string
+		want        string
+		fails       bool
 	}{
-		{"", "--- SKIP: TestMissingBinary"},
-		{"false", "--- SKIP: TestMissingBinary"},
-		{"true", "redis-server not installed: apt-get install -y redis-server"},
+		{"", "", "--- SKIP: TestMissingBinary", false},
+		{"false", "", "--- SKIP: TestMissingBinary", false},
+		{"true", "", "redis-server not installed: apt-get install -y redis-server", true},
+		// make test sets TOOLPROC_REQUIRE_REDIS=1: a skipped store test is
+		// not a passed one.
+		{"", "1", "redis-server not installed: apt-get install -y redis-server", true},
 	}
 	for _, tt := range tests {
-		t.Run("CI="+tt.ci, func(t *testing.T) {
+		t.Run("CI="+tt.ci+"/require="+tt.require, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMissingBinary$", "-test.v")
-			cmd.Env = append(os.Environ(), "REDISTEST_CHILD=1", "PATH="+t.TempDir(), "CI="+tt.ci)
+			cmd.Env = append(os.Environ(), "REDISTEST_CHILD=1", "PATH="+t.TempDir(), "CI="+tt.ci, "TOOLPROC_REQUIRE_REDIS="+tt.require)
 			out, err := cmd.CombinedOutput()
 			if !strings.Contains(string(out), tt.want) {
 				t.Fatalf("output lacks %q:\n%s", tt.want, out)
 			}
-			if failed := err != nil; failed != (tt.ci == "true") {
-				t.Fatalf("child failed = %v (%v), want %v:\n%s", failed, err, tt.ci == "true", out)
+			if failed := err != nil; failed != tt.fails {
+				t.Fatalf("child failed = %v (%v), want %v:\n%s", failed, err, tt.fails, out)
 			}
 		})
 	}
