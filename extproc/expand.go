@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -50,7 +51,8 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 	x.loops++
 	results := make([]wire.ExpandResult, len(t.Calls))
 	for i, c := range t.Calls {
-		results[i] = wire.ExpandResult{Call: c, Text: x.fitExpansion(x.lookup(c.ID), len(t.Calls))}
+		text, found := x.lookup(c.ID)
+		results[i] = wire.ExpandResult{Call: c, Text: x.fitExpansion(text, found, c, len(t.Calls))}
 	}
 	next, err := wire.Continue(x.dialect, x.upstreamBody, t, results)
 	if err != nil {
@@ -77,30 +79,72 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 	return resp.Body, true
 }
 
-// expansionNote ends an expansion cut to fit: what was shown, and that the
-// rest stays out of reach of this tool.
-const expansionNote = "\n[expand_context: the original has %d bytes in %d lines, more than the context can take; " +
-	"it was cut to fit (the cut is marked above). For the part you need, run the tool again on a narrower range.]"
+// expandPageNote says which lines of an original an expansion holds when
+// it is not the whole of it, and how to ask for the next part.
+const expandPageNote = "\n[expand_context: lines %d-%d of %d (%d bytes in all)%s. " +
+	"For the next part call expand_context with {\"id\":%q,\"offset\":%d}.]"
 
-// fitExpansion cuts an original to what the context can take: the model's
-// share of its window for expansions (expand.context_share, split between
-// the calls of one turn). The model asked for this text, so the per-result
-// clamp does not apply; the window does. Continuations go through the
-// replay listener, where no ext_proc clamps them: an uncut 2.75 MB original
-// made the continuation overflow and the answer came back empty (review
-// finding 3).
-func (x *exchange) fitExpansion(text string, calls int) string {
-	rp := x.profile.Recovery
-	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), x.profile.Expand.ContextShare)
-	lim := clamp.Limits{MaxBytes: max(budget/max(calls, 1), 4096), Keep: clamp.KeepHeadTail}
-	if _, rep := clamp.Text(text, lim); !rep.Changed {
+// fitExpansion answers one expand_context call: the lines it asked for
+// (offset, limit), cut to what the context can take. The budget is the
+// model's share of its window for expansions (expand.context_share),
+// split between the calls of one turn; the model asked for this text, so
+// the per-result clamp does not apply, the window does. Continuations go
+// through the replay listener, where nothing else clamps them: an uncut
+// 2.75 MB original made the continuation overflow and the answer came back
+// empty (review finding 3). A part that is not the whole original ends with
+// the offset of the next one, so nothing is out of reach.
+func (x *exchange) fitExpansion(text string, found bool, c wire.ExpandCall, calls int) string {
+	if !found {
 		return text
 	}
-	note := fmt.Sprintf(expansionNote, len(text), clamp.CountLines(text))
-	lim.MaxBytes = max(lim.MaxBytes-len(note), 1024)
-	out, _ := clamp.Text(text, lim)
-	x.srv.metrics.Expansions.WithLabelValues(string(x.dialect), "cut_to_fit").Inc()
-	return out + note
+	rp := x.profile.Recovery
+	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), x.profile.Expand.ContextShare)
+	budget = max(budget/max(calls, 1), 4096)
+	if c.Offset <= 1 && c.Limit == 0 && len(text) <= budget {
+		return text
+	}
+	lines := strings.SplitAfter(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	total := len(lines)
+	first := max(c.Offset, 1)
+	if first > total {
+		return fmt.Sprintf("[expand_context: the original has %d lines; offset %d is past its end.]", total, first)
+	}
+	last := total
+	if c.Limit > 0 {
+		last = min(total, first+c.Limit-1)
+	}
+	room := budget - len(expandPageNote) - 2*shadow.IDLen - 60
+	var b strings.Builder
+	end := first - 1 // last line shown, 1-based
+	cutLine := ""
+	for end < last {
+		line := lines[end]
+		if b.Len()+len(line) > room {
+			if end == first-1 {
+				// One line longer than the budget: its head, cut on a
+				// rune boundary, and the next part starts after it.
+				cut := clamp.CutUTF8(line, room)
+				b.WriteString(cut)
+				end++
+				cutLine = fmt.Sprintf("; line %d cut after %d of its %d bytes", end, len(cut), len(line))
+			}
+			break
+		}
+		b.WriteString(line)
+		end++
+	}
+	if first == 1 && end == total && cutLine == "" {
+		return text
+	}
+	x.srv.metrics.Expansions.WithLabelValues(string(x.dialect), "paged").Inc()
+	next := end + 1
+	if end >= total {
+		return b.String() + fmt.Sprintf("\n[expand_context: lines %d-%d of %d (%d bytes in all)%s; this is the end.]", first, end, total, len(text), cutLine)
+	}
+	return b.String() + fmt.Sprintf(expandPageNote, first, end, total, len(text), cutLine, c.ID, next)
 }
 
 // notFoundText and unavailableText answer an id toolproc cannot read. The
@@ -114,17 +158,17 @@ const (
 
 // lookup reads one original for this exchange's tenant; another tenant's id
 // is simply not found.
-func (x *exchange) lookup(id string) string {
+func (x *exchange) lookup(id string) (string, bool) {
 	d := string(x.dialect)
 	m := x.srv.metrics
 	if !x.refs {
 		// No references were written for this caller: nothing is theirs.
 		m.Expansions.WithLabelValues(d, "not_found").Inc()
-		return fmt.Sprintf(notFoundText, id)
+		return fmt.Sprintf(notFoundText, id), false
 	}
 	if !shadow.ValidID(id) {
 		m.Expansions.WithLabelValues(d, "not_found").Inc()
-		return malformedText
+		return malformedText, false
 	}
 	ctx, cancel := context.WithTimeout(x.ctx, storeLookupTimeout)
 	defer cancel()
@@ -132,15 +176,15 @@ func (x *exchange) lookup(id string) string {
 	switch {
 	case err == nil:
 		m.Expansions.WithLabelValues(d, "resolved").Inc()
-		return string(v)
+		return string(v), true
 	case errors.Is(err, shadow.ErrNotFound):
 		m.Expansions.WithLabelValues(d, "not_found").Inc()
-		return fmt.Sprintf(notFoundText, id)
+		return fmt.Sprintf(notFoundText, id), false
 	default:
 		m.Expansions.WithLabelValues(d, "store_error").Inc()
 		m.StoreErrors.WithLabelValues("expand").Inc()
 		x.log.Warn("shadow store read failed", "error", err.Error())
-		return unavailableText
+		return unavailableText, false
 	}
 }
 

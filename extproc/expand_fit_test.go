@@ -59,8 +59,42 @@ func TestExpansionIsFittedToTheWindow(t *testing.T) {
 	defer mu.Unlock()
 	budget := overflow.ShareBytes(overflow.Window("gpt-4o", overflow.DefaultWindows, 128000), 0.5)
 	quoted := gjson.GetBytes(continuation, "messages.#(tool_call_id==call_x).content").String()
-	if len(quoted) > budget || !strings.Contains(quoted, "line 0000000") || !strings.Contains(quoted, "it was cut to fit") {
+	if len(quoted) > budget || !strings.HasPrefix(quoted, "line 0000000") || !strings.Contains(quoted, `"offset":`) {
 		t.Fatalf("expansion of %d bytes quoted as %d bytes (budget %d): %.200q", len(big), len(quoted), budget, quoted)
+	}
+	// The note names the next part; asking for it continues exactly where
+	// this one stopped, and paging through reaches the end.
+	var next int
+	if _, err := fmt.Sscanf(quoted[strings.LastIndex(quoted, `"offset":`):], `"offset":%d`, &next); err != nil || next < 2 {
+		t.Fatalf("no next offset in %q", quoted[len(quoted)-200:])
+	}
+	lastShown := strings.Count(quoted[:strings.LastIndex(quoted, "\n[expand_context")], "\n")
+	if next != lastShown+1 {
+		t.Fatalf("next offset %d after %d lines shown", next, lastShown)
+	}
+	var got strings.Builder
+	got.WriteString(quoted[:strings.LastIndex(quoted, "\n[expand_context")])
+	for parts := 1; ; parts++ {
+		part := x.fitExpansion(big, true, wire.ExpandCall{ID: id, Offset: next}, 1)
+		if !strings.HasPrefix(part, fmt.Sprintf("line %07d", next-1)) || len(part) > budget {
+			t.Fatalf("part %d: %.80q", parts, part)
+		}
+		i := strings.LastIndex(part, "\n[expand_context")
+		got.WriteString(part[:i])
+		if strings.Contains(part[i:], "this is the end") {
+			break
+		}
+		if _, err := fmt.Sscanf(part[strings.LastIndex(part, `"offset":`):], `"offset":%d`, &next); err != nil || parts > 20 {
+			t.Fatalf("part %d: no next offset", parts)
+		}
+	}
+	if got.String() != big {
+		t.Fatalf("the parts add up to %d bytes, the original has %d", got.Len(), len(big))
+	}
+	// A window asked for explicitly.
+	if part := x.fitExpansion(big, true, wire.ExpandCall{ID: id, Offset: 11, Limit: 2}, 1); !strings.HasPrefix(part, "line 0000010") ||
+		strings.Count(part, "of a very large") != 2 || !strings.Contains(part, "lines 11-12 of") {
+		t.Fatalf("offset 11 limit 2: %q", part)
 	}
 }
 

@@ -76,3 +76,12 @@ func validUTF8(s string) string {
 	}
 	return strings.ToValidUTF8(s, string(utf8.RuneError))
 }
+
+// CutUTF8 returns the longest prefix of s of at most n bytes that does not
+// split a rune.
+func CutUTF8(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	return s[:runeFloor(s, max(n, 0))]
+}

@@ -310,7 +310,7 @@ func (a *antExp) turn() wire.Turn {
 			blk = append(blk, `,"input":`...)
 			blk = append(blk, input...)
 			add(append(blk, '}'))
-			t.Calls = append(t.Calls, wire.ExpandCall{CallID: id, ID: wire.ExpandArg(gjson.ParseBytes(input)), Index: tools - 1})
+			t.Calls = append(t.Calls, wire.NewExpandCall(id, gjson.ParseBytes(input), tools-1))
 		default:
 			// Server tools and their results: the block as it started, with
 			// the streamed input when there was one.

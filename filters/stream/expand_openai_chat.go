@@ -346,7 +346,7 @@ func (o *oaiExp) turn() wire.Turn {
 			calls = append(calls, expQuote(args)...)
 			calls = append(calls, `}}`...)
 		}
-		t.Calls = append(t.Calls, wire.ExpandCall{CallID: id, ID: wire.ExpandArg(gjson.Result{Type: gjson.String, Str: args}), Index: i})
+		t.Calls = append(t.Calls, wire.NewExpandCall(id, gjson.Result{Type: gjson.String, Str: args}, i))
 	}
 	if len(calls) > 0 {
 		b = append(b, `,"tool_calls":[`...)

@@ -371,7 +371,7 @@ func (r *respExp) turn() wire.Turn {
 			b, _ = sjson.SetBytes(b, "call_id", it.callID)
 			b, _ = sjson.SetBytes(b, "status", "completed")
 			add(b)
-			t.Calls = append(t.Calls, wire.ExpandCall{CallID: it.callID, ID: wire.ExpandArg(gjson.Result{Type: gjson.String, Str: args}), Index: calls - 1})
+			t.Calls = append(t.Calls, wire.NewExpandCall(it.callID, gjson.Result{Type: gjson.String, Str: args}, calls-1))
 			continue
 		}
 		if it.done != "" {

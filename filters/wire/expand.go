@@ -24,17 +24,29 @@ var ErrToolsShape = errors.New("tools list has an unexpected shape")
 const (
 	expandDescription = "Return the full original text of a tool result that was shortened to save context. " +
 		"A shortened result says so and names its id; call this only when the part that was left out is needed."
-	expandIDDescription = `The id named in the shortened tool result, e.g. "sh_0123456789abcdef0123456789abcdef".`
+	expandIDDescription     = `The id named in the shortened tool result, e.g. "sh_0123456789abcdef0123456789abcdef".`
+	expandOffsetDescription = "First line to return, counting from 1; null for the beginning. " +
+		"An original too long for the context comes back in parts, each naming the offset of the next."
+	expandLimitDescription = "How many lines to return; null for as many as fit."
 )
 
 var (
 	quotedName   = string(QuoteString(ExpandToolName))
 	quotedDesc   = string(QuoteString(expandDescription))
 	quotedIDDesc = string(QuoteString(expandIDDescription))
-	idProperties = `"properties":{"id":{"type":"string","description":` + quotedIDDesc + `}},"required":["id"]`
+	// offset and limit are nullable and required: OpenAI's strict mode
+	// (the default for Responses function tools) wants every property
+	// required and additionalProperties false, and a nullable type is how
+	// an optional one is spelled there. Gemini's OpenAPI subset has no type
+	// arrays: it says nullable and leaves them out of required.
+	pagingProps = `"offset":{"type":["integer","null"],"description":` + string(QuoteString(expandOffsetDescription)) + `},` +
+		`"limit":{"type":["integer","null"],"description":` + string(QuoteString(expandLimitDescription)) + `}`
+	geminiPagingProps = `"offset":{"type":"integer","nullable":true,"description":` + string(QuoteString(expandOffsetDescription)) + `},` +
+		`"limit":{"type":"integer","nullable":true,"description":` + string(QuoteString(expandLimitDescription)) + `}`
+	idProperties = `"properties":{"id":{"type":"string","description":` + quotedIDDesc + `},` + pagingProps + `},"required":["id","offset","limit"]`
 	nameAndDesc  = `"name":` + quotedName + `,"description":` + quotedDesc
 	expandSchema = `{"type":"object",` + idProperties + `,"additionalProperties":false}`
-	geminiSchema = `{"type":"object",` + idProperties + `}`
+	geminiSchema = `{"type":"object","properties":{"id":{"type":"string","description":` + quotedIDDesc + `},` + geminiPagingProps + `},"required":["id"]}`
 )
 
 // The definitions, one per wire form. expandSchema sets
@@ -284,6 +296,9 @@ type ExpandCall struct {
 	CallID string // the call's id (Gemini without ids: the tool name; legacy OpenAI function_call: the name)
 	ID     string // the shadow id argument; "" when the arguments are malformed
 	Index  int    // position among the answer's tool calls
+	// Offset (first line, from 1) and Limit (lines) page through an
+	// original too long for the context; 0 when not given.
+	Offset, Limit int
 }
 
 // FindExpandCalls lists the expand_context calls in a complete
@@ -312,7 +327,7 @@ func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls i
 	}
 	seen := func(callID, name string, args gjson.Result) {
 		if name == ExpandToolName {
-			calls = append(calls, ExpandCall{CallID: callID, ID: ExpandArg(args), Index: totalCalls})
+			calls = append(calls, NewExpandCall(callID, args, totalCalls))
 		}
 		totalCalls++
 	}
@@ -378,22 +393,40 @@ func FindExpandCalls(d Dialect, answer []byte) (calls []ExpandCall, totalCalls i
 	return calls, totalCalls, nil
 }
 
-// ExpandArg reads the id argument of an expand_context call from arguments
-// that are either an object (Anthropic, Gemini, Bedrock) or a string holding
-// a JSON object (OpenAI Chat and Responses). Anything else is malformed and
-// gives "".
+// ExpandArg reads the id argument of an expand_context call; see ExpandArgs.
 func ExpandArg(args gjson.Result) string {
+	id, _, _ := ExpandArgs(args)
+	return id
+}
+
+// ExpandArgs reads an expand_context call's arguments, either an object
+// (Anthropic, Gemini, Bedrock) or a string holding a JSON object (OpenAI
+// Chat and Responses): the id ("" when malformed) and the paging window
+// (0 when absent, null or not a positive integer).
+func ExpandArgs(args gjson.Result) (id string, offset, limit int) {
 	if args.Type == gjson.String {
 		if !jsonsafe.ValidString(args.Str) {
-			return ""
+			return "", 0, 0
 		}
 		args = gjson.Parse(args.Str)
 	}
 	if !args.IsObject() {
-		return ""
+		return "", 0, 0
 	}
-	if id := args.Get("id"); id.Type == gjson.String {
-		return id.Str
+	if v := args.Get("id"); v.Type == gjson.String {
+		id = v.Str
 	}
-	return ""
+	positive := func(v gjson.Result) int {
+		if v.Type != gjson.Number || v.Num < 1 || v.Num > 1<<31 {
+			return 0
+		}
+		return int(v.Num)
+	}
+	return id, positive(args.Get("offset")), positive(args.Get("limit"))
+}
+
+// NewExpandCall is the ExpandCall for a call with these arguments.
+func NewExpandCall(callID string, args gjson.Result, index int) ExpandCall {
+	id, offset, limit := ExpandArgs(args)
+	return ExpandCall{CallID: callID, ID: id, Index: index, Offset: offset, Limit: limit}
 }

@@ -17,15 +17,19 @@ import (
 // deliberate. These goldens catch an accidental one.
 const (
 	goldenNameDesc = `"name":"expand_context","description":"Return the full original text of a tool result that was shortened to save context. A shortened result says so and names its id; call this only when the part that was left out is needed."`
-	goldenProps    = `"properties":{"id":{"type":"string","description":"The id named in the shortened tool result, e.g. \"sh_0123456789abcdef0123456789abcdef\"."}},"required":["id"]`
+	goldenID       = `"id":{"type":"string","description":"The id named in the shortened tool result, e.g. \"sh_0123456789abcdef0123456789abcdef\"."}`
+	goldenOffset   = `"description":"First line to return, counting from 1; null for the beginning. An original too long for the context comes back in parts, each naming the offset of the next."`
+	goldenLimit    = `"description":"How many lines to return; null for as many as fit."`
+	goldenProps    = `"properties":{` + goldenID + `,"offset":{"type":["integer","null"],` + goldenOffset + `},"limit":{"type":["integer","null"],` + goldenLimit + `}},"required":["id","offset","limit"]`
 	goldenSchema   = `{"type":"object",` + goldenProps + `,"additionalProperties":false}`
+	goldenGemini   = `{"type":"object","properties":{` + goldenID + `,"offset":{"type":"integer","nullable":true,` + goldenOffset + `},"limit":{"type":"integer","nullable":true,` + goldenLimit + `}},"required":["id"]}`
 )
 
 var goldenTools = map[wire.Dialect]string{
 	wire.OpenAIChat:      `{"type":"function","function":{` + goldenNameDesc + `,"parameters":` + goldenSchema + `}}`,
 	wire.OpenAIResponses: `{"type":"function",` + goldenNameDesc + `,"parameters":` + goldenSchema + `}`,
 	wire.Anthropic:       `{` + goldenNameDesc + `,"input_schema":` + goldenSchema + `}`,
-	wire.Gemini:          `{` + goldenNameDesc + `,"parameters":{"type":"object",` + goldenProps + `}}`,
+	wire.Gemini:          `{` + goldenNameDesc + `,"parameters":` + goldenGemini + `}`,
 	wire.Bedrock:         `{"toolSpec":{` + goldenNameDesc + `,"inputSchema":{"json":` + goldenSchema + `}}}`,
 }
 
@@ -311,6 +315,27 @@ func TestInjectExpandToolErrors(t *testing.T) {
 	}
 }
 
+// Paging arguments are read when they are positive integers; null, absent
+// or anything else means "not given".
+func TestExpandArgsPaging(t *testing.T) {
+	for _, tc := range []struct {
+		args          string
+		id            string
+		offset, limit int
+	}{
+		{`{"id":"sh_1","offset":null,"limit":null}`, "sh_1", 0, 0},
+		{`{"id":"sh_1","offset":120,"limit":50}`, "sh_1", 120, 50},
+		{`{"id":"sh_1","offset":-3,"limit":"9"}`, "sh_1", 0, 0},
+		{`{"id":"sh_1"}`, "sh_1", 0, 0},
+		{`"{\"id\":\"sh_2\",\"offset\":7}"`, "sh_2", 7, 0},
+	} {
+		id, off, lim := wire.ExpandArgs(gjson.Parse(tc.args))
+		if id != tc.id || off != tc.offset || lim != tc.limit {
+			t.Errorf("%s: %q %d %d", tc.args, id, off, lim)
+		}
+	}
+}
+
 func TestFindExpandCalls(t *testing.T) {
 	type call = wire.ExpandCall
 	cases := []struct {
@@ -323,30 +348,30 @@ func TestFindExpandCalls(t *testing.T) {
 		// OpenAI Chat Completions (wire-formats.md §2.2/§3): arguments is a JSON string.
 		{"chat only expand", wire.OpenAIChat,
 			`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"expand_context","arguments":"{\"id\":\"sh_0123\"}"}},{"id":"call_b","type":"function","function":{"name":"expand_context","arguments":"{\"id\": \"sh_4567\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
-			[]call{{"call_a", "sh_0123", 0}, {"call_b", "sh_4567", 1}}, 2},
+			[]call{{CallID: "call_a", ID: "sh_0123", Index: 0}, {CallID: "call_b", ID: "sh_4567", Index: 1}}, 2},
 		{"chat mixed", wire.OpenAIChat,
 			`{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}},{"id":"call_2","type":"function","function":{"name":"expand_context","arguments":"{\"id\":\"sh_9\"}"}},{"id":"call_3","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},"finish_reason":"tool_calls"}]}`,
-			[]call{{"call_2", "sh_9", 1}}, 3},
+			[]call{{CallID: "call_2", ID: "sh_9", Index: 1}}, 3},
 		{"chat malformed args", wire.OpenAIChat,
 			`{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"expand_context","arguments":"{\"id\":"}},{"id":"c2","type":"function","function":{"name":"expand_context","arguments":"{\"id\":42}"}},{"id":"c3","type":"function","function":{"name":"expand_context","arguments":"\"sh_1\""}},{"id":"c4","type":"function","function":{"name":"expand_context"}}]}}]}`,
-			[]call{{"c1", "", 0}, {"c2", "", 1}, {"c3", "", 2}, {"c4", "", 3}}, 4},
+			[]call{{CallID: "c1", ID: "", Index: 0}, {CallID: "c2", ID: "", Index: 1}, {CallID: "c3", ID: "", Index: 2}, {CallID: "c4", ID: "", Index: 3}}, 4},
 		{"chat no calls", wire.OpenAIChat,
 			`{"choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`,
 			nil, 0},
 		{"chat legacy function_call", wire.OpenAIChat,
 			`{"choices":[{"message":{"role":"assistant","content":null,"function_call":{"name":"expand_context","arguments":"{\"id\":\"sh_L\"}"}}}]}`,
-			[]call{{"expand_context", "sh_L", 0}}, 1},
+			[]call{{CallID: "expand_context", ID: "sh_L", Index: 0}}, 1},
 
 		// Anthropic Messages (§2.4 final message): input is an object.
 		{"anthropic only expand", wire.Anthropic,
 			`{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"thinking","thinking":"I need the full log.","signature":"EqQB"},{"type":"tool_use","id":"toolu_01","name":"expand_context","input":{"id":"sh_abc"}}],"stop_reason":"tool_use","usage":{"input_tokens":100,"output_tokens":20}}`,
-			[]call{{"toolu_01", "sh_abc", 0}}, 1},
+			[]call{{CallID: "toolu_01", ID: "sh_abc", Index: 0}}, 1},
 		{"anthropic mixed", wire.Anthropic,
 			`{"type":"message","role":"assistant","content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"toolu_a","name":"Bash","input":{"command":"ls"}},{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]},{"type":"tool_use","id":"toolu_b","name":"expand_context","input":{"id":"sh_b"}}],"stop_reason":"tool_use"}`,
-			[]call{{"toolu_b", "sh_b", 1}}, 2},
+			[]call{{CallID: "toolu_b", ID: "sh_b", Index: 1}}, 2},
 		{"anthropic malformed", wire.Anthropic,
 			`{"type":"message","content":[{"type":"tool_use","id":"toolu_x","name":"expand_context","input":{"ID":"sh_b"}},{"type":"tool_use","id":"toolu_y","name":"expand_context","input":"{\"id\":\"sh_s\"}"},{"type":"tool_use","id":"toolu_z","name":"expand_context","input":[]}]}`,
-			[]call{{"toolu_x", "", 0}, {"toolu_y", "sh_s", 1}, {"toolu_z", "", 2}}, 3},
+			[]call{{CallID: "toolu_x", ID: "", Index: 0}, {CallID: "toolu_y", ID: "sh_s", Index: 1}, {CallID: "toolu_z", ID: "", Index: 2}}, 3},
 		{"anthropic none", wire.Anthropic,
 			`{"type":"message","role":"assistant","content":[{"type":"text","text":"All good."}],"stop_reason":"end_turn"}`,
 			nil, 0},
@@ -354,13 +379,13 @@ func TestFindExpandCalls(t *testing.T) {
 		// OpenAI Responses (§2.3 final response): output items.
 		{"responses only expand", wire.OpenAIResponses,
 			`{"id":"resp_1","object":"response","status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},{"type":"function_call","id":"fc_1","call_id":"call_x","name":"expand_context","arguments":"{\"id\":\"sh_r\"}","status":"completed"}]}`,
-			[]call{{"call_x", "sh_r", 0}}, 1},
+			[]call{{CallID: "call_x", ID: "sh_r", Index: 0}}, 1},
 		{"responses mixed", wire.OpenAIResponses,
 			`{"object":"response","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Looking."}]},{"type":"web_search_call","id":"ws_1","status":"completed"},{"type":"function_call","call_id":"call_1","name":"shell","arguments":"{}"},{"type":"custom_tool_call","call_id":"call_2","name":"apply_patch","input":"x"},{"type":"function_call","call_id":"call_3","name":"expand_context","arguments":"{\"id\":\"sh_q\"}"},{"type":"mcp_call","id":"mcp_1","name":"x","arguments":"{}","output":"y"}]}`,
-			[]call{{"call_3", "sh_q", 2}}, 3},
+			[]call{{CallID: "call_3", ID: "sh_q", Index: 2}}, 3},
 		{"responses malformed", wire.OpenAIResponses,
 			`{"output":[{"type":"function_call","call_id":"call_m","name":"expand_context","arguments":"not json"}]}`,
-			[]call{{"call_m", "", 0}}, 1},
+			[]call{{CallID: "call_m", ID: "", Index: 0}}, 1},
 		{"responses none", wire.OpenAIResponses,
 			`{"object":"response","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi"}]}]}`,
 			nil, 0},
@@ -368,13 +393,13 @@ func TestFindExpandCalls(t *testing.T) {
 		// Gemini generateContent: args is an object; id is optional.
 		{"gemini only expand", wire.Gemini,
 			`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"expand_context","args":{"id":"sh_g"}},"thoughtSignature":"CiQB"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10}}`,
-			[]call{{"expand_context", "sh_g", 0}}, 1},
+			[]call{{CallID: "expand_context", ID: "sh_g", Index: 0}}, 1},
 		{"gemini mixed with ids", wire.Gemini,
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"},{"functionCall":{"id":"fc-1","name":"run_shell","args":{"command":"ls"}}},{"function_call":{"id":"fc-2","name":"expand_context","args":{"id":"sh_h"}}}]}}]}`,
-			[]call{{"fc-2", "sh_h", 1}}, 2},
+			[]call{{CallID: "fc-2", ID: "sh_h", Index: 1}}, 2},
 		{"gemini malformed", wire.Gemini,
 			`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"expand_context"}}]}}]}`,
-			[]call{{"expand_context", "", 0}}, 1},
+			[]call{{CallID: "expand_context", ID: "", Index: 0}}, 1},
 		{"gemini none", wire.Gemini,
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":"Done"}]},"finishReason":"STOP"}]}`,
 			nil, 0},
@@ -382,13 +407,13 @@ func TestFindExpandCalls(t *testing.T) {
 		// Bedrock Converse: output.message.content[].toolUse.
 		{"bedrock only expand", wire.Bedrock,
 			`{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"expand_context","input":{"id":"sh_b1"}}}]}},"stopReason":"tool_use","usage":{"inputTokens":10,"outputTokens":3,"totalTokens":13}}`,
-			[]call{{"tooluse_1", "sh_b1", 0}}, 1},
+			[]call{{CallID: "tooluse_1", ID: "sh_b1", Index: 0}}, 1},
 		{"bedrock mixed", wire.Bedrock,
 			`{"output":{"message":{"role":"assistant","content":[{"text":"I'll check."},{"toolUse":{"toolUseId":"tooluse_a","name":"bash","input":{"command":"ls"}}},{"toolUse":{"toolUseId":"tooluse_b","name":"expand_context","input":{"id":"sh_b2"}}}]}},"stopReason":"tool_use"}`,
-			[]call{{"tooluse_b", "sh_b2", 1}}, 2},
+			[]call{{CallID: "tooluse_b", ID: "sh_b2", Index: 1}}, 2},
 		{"bedrock malformed", wire.Bedrock,
 			`{"output":{"message":{"content":[{"toolUse":{"toolUseId":"t","name":"expand_context","input":{"id":null}}}]}}}`,
-			[]call{{"t", "", 0}}, 1},
+			[]call{{CallID: "t", ID: "", Index: 0}}, 1},
 		{"bedrock none", wire.Bedrock,
 			`{"output":{"message":{"role":"assistant","content":[{"text":"Done"}]}},"stopReason":"end_turn"}`,
 			nil, 0},
