@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"io"
 
 	"github.com/tidwall/gjson"
@@ -67,6 +68,13 @@ type overflowGate struct {
 	closed bool
 	dec    Decoder
 	held   []byte
+
+	// onlyKeepAlive: every event so far was a keep-alive, all forwarded.
+	onlyKeepAlive bool
+	// seen counts the bytes of held events not yet forwarded; bomSkip is
+	// the length of a BOM in front of them (-1: not looked at yet).
+	seen, bomSkip int
+	gaveUp        string
 }
 
 // NewOverflowGate wraps inner (the stream's normalizer chain; nil means
@@ -82,7 +90,7 @@ func NewOverflowGate(d wire.Dialect, inner Normalizer, r Recoverer, emit func([]
 	if r == nil {
 		return inner
 	}
-	return &overflowGate{d: d, inner: inner, r: r, emit: emit}
+	return &overflowGate{d: d, inner: inner, r: r, emit: emit, onlyKeepAlive: true, bomSkip: -1}
 }
 
 // passNormalizer hands bytes on unchanged.
@@ -108,16 +116,66 @@ func (g *overflowGate) Write(p []byte) []byte {
 	if notSSE(g.held) {
 		return g.release()
 	}
+	var out []byte
 	for _, ev := range g.dec.Feed(p) {
+		g.seen += len(ev.Raw)
+		if g.onlyKeepAlive && keepAlive(g.d, &ev) {
+			out = append(out, g.forward()...)
+			continue
+		}
+		g.onlyKeepAlive = false
 		if gatePreamble(g.d, &ev) {
 			continue
 		}
-		return g.decide(&ev)
+		if g.emit != nil && len(out) > 0 {
+			// A replay is emitted as it is read: what was forwarded goes first.
+			g.emit(out)
+			out = nil
+		}
+		return append(out, g.decide(&ev)...)
 	}
 	if len(g.held) > gateMaxHold {
-		return g.release()
+		g.gaveUp = GaveUpHold
+		return append(out, g.release()...)
 	}
-	return nil
+	return out
+}
+
+// forward hands the keep-alive events held so far (and a BOM before them)
+// to inner at once. Keep-alives exist so that proxies and clients with idle
+// timeouts of about a minute do not cut a stream the upstream is still
+// queueing (OpenRouter sends ": OPENROUTER PROCESSING" comments while it
+// waits for a provider); holding them until the first real event would
+// defeat them. A comment or ping can never be the overflow error, and only
+// ever leaves in upstream order: the first held event that is not a
+// keep-alive stops forwarding until the gate decides.
+func (g *overflowGate) forward() []byte {
+	n := g.seen
+	if g.bomSkip < 0 {
+		g.bomSkip = 0
+		if bytes.HasPrefix(g.held, bom) {
+			g.bomSkip = len(bom)
+		}
+	}
+	n += g.bomSkip
+	g.bomSkip = 0
+	g.seen = 0
+	if n == 0 {
+		return nil
+	}
+	ka := g.held[:n:n]
+	g.held = append([]byte(nil), g.held[n:]...)
+	return g.inner.Write(ka)
+}
+
+// keepAlive reports an event that only keeps the connection open: comments
+// and empty events in every dialect, and Anthropic's ping
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming#ping-events).
+func keepAlive(d wire.Dialect, ev *Event) bool {
+	if ev.IsComment() {
+		return true
+	}
+	return d == wire.Anthropic && eventType(ev) == "ping" && !ev.Incomplete
 }
 
 func (g *overflowGate) Close() []byte {
@@ -366,4 +424,13 @@ func LeadingError(d wire.Dialect, body io.Reader) (v overflow.Verdict, prefix []
 		}
 	}
 	return overflow.Verdict{}, prefix, nil
+}
+
+// GaveUp reports why the gate, or the chain behind it, stopped holding and
+// passes the stream through ("" when none did).
+func (g *overflowGate) GaveUp() string {
+	if g.gaveUp != "" {
+		return g.gaveUp
+	}
+	return GaveUp(g.inner)
 }
