@@ -60,7 +60,7 @@ type expander struct {
 	inner    Normalizer
 	newInner func() Normalizer
 	c        Continuer
-	emit     func([]byte)
+	emit     func([]byte) error
 
 	dec     Decoder // splits the current normalizer's output into events
 	out     []byte
@@ -68,6 +68,7 @@ type expander struct {
 	pending *wire.Turn // a message ended calling expand_context
 	done    bool       // the client's stream ended after a continuation (or its refusal)
 	closed  bool
+	gone    bool // emit failed: the client is gone, nothing more is read or asked
 }
 
 // NewExpanding wraps the normalizer of one response stream of dialect d
@@ -76,9 +77,12 @@ type expander struct {
 // emit, when non-nil, receives continuation output as soon as it is
 // produced (FULL_DUPLEX_STREAMED can send it immediately); when nil,
 // continuation output is returned from the Write/Close call that triggered it.
+// An emit error means the client is gone: the expander closes the
+// continuation body at once, reads nothing more and asks for no further
+// continuation (each one is a billed LLM call nobody will see).
 //
 // For another dialect, or without a Continuer, inner is returned as is.
-func NewExpanding(d wire.Dialect, inner Normalizer, newInner func() Normalizer, c Continuer, emit func([]byte)) Normalizer {
+func NewExpanding(d wire.Dialect, inner Normalizer, newInner func() Normalizer, c Continuer, emit func([]byte) error) Normalizer {
 	var h expDialect
 	switch d {
 	case wire.OpenAIChat:
@@ -152,12 +156,19 @@ func (x *expander) endStream() {
 }
 
 // flushEmit hands what is ready to emit, when there is one, so the client
-// gets bytes in order: everything before the continuation first.
-func (x *expander) flushEmit() {
-	if x.emit != nil && len(x.out) > 0 {
-		out := x.take()
-		x.emit(out)
+// gets bytes in order: everything before the continuation first. It reports
+// false once emitting failed.
+func (x *expander) flushEmit() bool {
+	if x.gone {
+		return false
 	}
+	if x.emit != nil && len(x.out) > 0 {
+		if err := x.emit(x.take()); err != nil {
+			x.gone, x.done = true, true
+			return false
+		}
+	}
+	return true
 }
 
 // settle resolves pending turns: continuation after continuation until one
@@ -166,7 +177,9 @@ func (x *expander) settle() {
 	for x.pending != nil && !x.done {
 		t := *x.pending
 		x.pending = nil
-		x.flushEmit()
+		if !x.flushEmit() {
+			return
+		}
 		body, ok := x.ask(t)
 		var inner Normalizer
 		if ok && body != nil && x.newInner != nil {
@@ -214,7 +227,9 @@ func (x *expander) drain(inner Normalizer, body io.ReadCloser) {
 		n, err := safeRead(body, buf)
 		if n > 0 {
 			x.feed(inner.Write(buf[:n]))
-			x.flushEmit()
+			if !x.flushEmit() {
+				return // the deferred Close ends the continuation upstream
+			}
 		}
 		if x.pending != nil || x.done || err != nil {
 			break

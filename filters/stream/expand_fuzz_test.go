@@ -82,9 +82,9 @@ func runFuzzOne(t *testing.T, body []byte, which uint8, seed uint64) {
 		d := dialects[int(which)%len(dialects)]
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var emitted []byte
-		var emit func([]byte)
+		var emit func([]byte) error
 		if seed%2 == 0 {
-			emit = func(b []byte) { emitted = append(emitted, b...) }
+			emit = func(b []byte) error { emitted = append(emitted, b...); return nil }
 		}
 		x := NewExpanding(d, expNewInner(d)(), expNewInner(d), &expFuzzContinuer{body: body}, emit)
 		var out []byte

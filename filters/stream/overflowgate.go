@@ -62,7 +62,7 @@ type overflowGate struct {
 	d     wire.Dialect
 	inner Normalizer
 	r     Recoverer
-	emit  func([]byte)
+	emit  func([]byte) error
 
 	state  gateState
 	closed bool
@@ -81,9 +81,10 @@ type overflowGate struct {
 // bytes pass unchanged) for a stream of dialect d. emit, when non-nil, gets
 // the replay's output as it is produced (FULL_DUPLEX_STREAMED), as in
 // NewExpanding; when nil, the replay's output is returned from the Write or
-// Close that triggered it. A nil Recoverer disables recovery: inner (or a
+// Close that triggered it; an emit error (the client is gone) closes the
+// replay body at once. A nil Recoverer disables recovery: inner (or a
 // pass-through) is returned as is.
-func NewOverflowGate(d wire.Dialect, inner Normalizer, r Recoverer, emit func([]byte)) Normalizer {
+func NewOverflowGate(d wire.Dialect, inner Normalizer, r Recoverer, emit func([]byte) error) Normalizer {
 	if inner == nil {
 		inner = passNormalizer{}
 	}
@@ -129,7 +130,10 @@ func (g *overflowGate) Write(p []byte) []byte {
 		}
 		if g.emit != nil && len(out) > 0 {
 			// A replay is emitted as it is read: what was forwarded goes first.
-			g.emit(out)
+			if g.emit(out) != nil {
+				g.state, g.held = gateRecovered, nil // the client is gone
+				return nil
+			}
 			out = nil
 		}
 		return append(out, g.decide(&ev)...)
@@ -254,8 +258,10 @@ func (g *overflowGate) replay(body io.ReadCloser) []byte {
 			// the very bytes it was given.
 			b := g.inner.Write(append([]byte(nil), buf[:n]...))
 			if g.emit != nil {
-				if len(b) > 0 {
-					g.emit(b)
+				if len(b) > 0 && g.emit(b) != nil {
+					// The client is gone: stop reading (the deferred Close
+					// ends the replay upstream).
+					return out
 				}
 			} else {
 				out = append(out, b...)

@@ -86,9 +86,9 @@ func gateAloneParts(d wire.Dialect, b []byte) (writes, closed []byte) {
 // order (emitted bytes before what the call returned), returned what the
 // calls returned.
 func gateRun(d wire.Dialect, xml, usage bool, r Recoverer, chunks [][]byte, useEmit bool) (client, returned []byte) {
-	var emit func([]byte)
+	var emit func([]byte) error
 	if useEmit {
-		emit = func(b []byte) { client = append(client, b...) }
+		emit = func(b []byte) error { client = append(client, b...); return nil }
 	}
 	g := NewOverflowGate(d, gateNewInner(d, xml, usage), r, emit)
 	for _, c := range chunks {
