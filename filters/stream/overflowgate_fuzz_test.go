@@ -24,6 +24,11 @@ func FuzzOverflowGate(f *testing.F) {
 	}
 	f.Add([]byte("\xEF\xBB\xBF: c\r\n\r\nevent: error\r\ndata: {\"error\":\"prompt is too long\"}\r"), uint8(1), uint64(3))
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\ndata: {\"error\":{\"message\":\"maximum context length is 10 tokens\"}}"), uint8(0), uint64(4))
+	for w, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.OpenAIResponses} {
+		for i, b := range hostileSeeds(d) {
+			f.Add(b, uint8(w), uint64(i))
+		}
+	}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8, seed uint64) {
 		dialects := []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.OpenAIResponses, wire.Gemini, wire.Bedrock}
 		d := dialects[int(which)%len(dialects)]
