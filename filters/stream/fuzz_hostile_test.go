@@ -9,12 +9,12 @@ import (
 // hostileSeeds are fuzz seeds of the shapes a misbehaving upstream can
 // send: one huge event, JSON nested far deeper than any parser's stack,
 // thousands of tiny events, a tool call with huge arguments. They are kept
-// to a few hundred KiB so each execution stays fast; the benchmarks cover
+// to tens of KiB so each execution stays fast; the benchmarks cover
 // the 16 MiB scale.
 func hostileSeeds(d wire.Dialect) [][]byte {
-	big := strings.Repeat("x", 256<<10)
-	deepArr := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
-	deepObj := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
+	big := strings.Repeat("x", 16<<10)
+	deepArr := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	deepObj := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
 	var text, call string
 	switch d {
 	case wire.Anthropic:
@@ -37,7 +37,7 @@ func hostileSeeds(d wire.Dialect) [][]byte {
 		[]byte("data: " + big), // never terminated
 		[]byte("data: " + deepArr + "\n\n"),
 		[]byte("data: " + deepObj + "\n\ndata: {\"choices\":[{\"delta\":{\"content\":" + deepArr + "}}]}\n\n"),
-		[]byte(strings.Repeat("data: {}\n\n", 5000)),
+		[]byte(strings.Repeat("data: {}\n\n", 2000)),
 		[]byte(strings.Repeat(": k\n\n", 5000) + strings.Repeat("\n", 5000)),
 		[]byte(strings.Repeat("event: x\r\n", 5000) + "data: {}\r\r"),
 	}
