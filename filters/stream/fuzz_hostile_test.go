@@ -37,9 +37,9 @@ func hostileSeeds(d wire.Dialect) [][]byte {
 		[]byte("data: " + big), // never terminated
 		[]byte("data: " + deepArr + "\n\n"),
 		[]byte("data: " + deepObj + "\n\ndata: {\"choices\":[{\"delta\":{\"content\":" + deepArr + "}}]}\n\n"),
-		[]byte(strings.Repeat("data: {}\n\n", 2000)),
-		[]byte(strings.Repeat(": k\n\n", 5000) + strings.Repeat("\n", 5000)),
-		[]byte(strings.Repeat("event: x\r\n", 5000) + "data: {}\r\r"),
+		[]byte(strings.Repeat("data: {}\n\n", 1000)),
+		[]byte(strings.Repeat(": k\n\n", 1000) + strings.Repeat("\n", 1000)),
+		[]byte(strings.Repeat("event: x\r\n", 1000) + "data: {}\r\r"),
 	}
 }
 
