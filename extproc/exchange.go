@@ -336,7 +336,7 @@ func (x *exchange) planSuccess(ct string) (stream.Repair, bool) {
 		repair, ok = x.planExpansion(ct, repair, ok)
 	}
 	if x.recoverable() && stream.IsSSE(ct) && repair.Whole == nil {
-		var emit func([]byte)
+		var emit func([]byte) error
 		if x.resp.known && x.resp.mode == extprocv3FullDuplex {
 			emit = x.emitResponse
 		}

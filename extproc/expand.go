@@ -261,7 +261,7 @@ func (x *exchange) planExpansion(ct string, repair stream.Repair, planned bool) 
 		if inner == nil {
 			return repair, planned
 		}
-		var emit func([]byte)
+		var emit func([]byte) error
 		if x.resp.known && x.resp.mode == extprocv3FullDuplex {
 			emit = x.emitResponse
 		}
@@ -293,16 +293,19 @@ func (x *exchange) planExpansion(ct string, repair stream.Repair, planned bool) 
 
 // emitResponse sends continuation bytes at once (FULL_DUPLEX_STREAMED: no
 // per-message answer to wait for), so the client sees the continuation
-// stream as the upstream produces it.
-func (x *exchange) emitResponse(b []byte) {
+// stream as the upstream produces it. A Send error (Envoy reset the stream:
+// the client is gone) is returned so the caller stops reading the
+// continuation at once.
+func (x *exchange) emitResponse(b []byte) error {
 	if len(b) == 0 || x.send == nil {
-		return
+		return nil
 	}
 	for _, r := range streamedResponses(dirResponse, b, false) {
 		if err := x.send(r); err != nil {
-			return
+			return err
 		}
 	}
+	return nil
 }
 
 // extendTimeout asks Envoy for more time before a replay on the response

@@ -149,8 +149,8 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		for {
 			n, err := res.resp.Body.Read(buf)
 			if n > 0 {
-				if out := repair.Stream.Write(buf[:n]); len(out) > 0 {
-					x.emitResponse(out)
+				if out := repair.Stream.Write(buf[:n]); len(out) > 0 && x.emitResponse(out) != nil {
+					break // the client is gone: stop reading the replay
 				}
 			}
 			if err != nil {

@@ -3,6 +3,8 @@ package stream
 import (
 	"bytes"
 	"testing"
+
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // FuzzAnthropicNormalizer: whatever the bytes and however they are cut, the
@@ -16,6 +18,9 @@ func FuzzAnthropicNormalizer(f *testing.F) {
 	f.Add([]byte("event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":-1}\r\r"), uint64(1))
 	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":1e400,\"content_block\":{\"type\":\"tool_use\",\"id\":5}}\n\n"), uint64(2))
 	f.Add([]byte("\xEF\xBB\xBFevent: error\n\n: c\n\ndata: [DONE]\n"), uint64(3))
+	for i, b := range hostileSeeds(wire.Anthropic) {
+		f.Add(b, uint64(i))
+	}
 	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
 		whole, _ := antRun(NewAnthropic(antFixedIDs), [][]byte{body})
 		if _, err := antCheckStrict(whole); err != nil {

@@ -53,6 +53,39 @@ type expDialect interface {
 	continuation(x *expander)
 	// fail ends the client's stream from what is held, phantoms removed.
 	fail(x *expander)
+	// holds reports a message being held.
+	holds() bool
+	// release hands on everything held unchanged, in order, and forgets
+	// the message (giving up, first stream only).
+	release(x *expander)
+}
+
+// Defaults for what the expander may hold. The calls of one message are
+// held until it ends; a runaway upstream must not make that unbounded.
+const (
+	// DefaultMaxHold bounds the bytes of one held message.
+	DefaultMaxHold = 8 << 20
+	// DefaultMaxEvent bounds one event (its bytes before its blank line).
+	DefaultMaxEvent = 16 << 20
+)
+
+// Limits bound what a transform holds; zero fields mean the defaults.
+type Limits struct {
+	MaxHold, MaxEvent int
+}
+
+func (l Limits) hold() int {
+	if l.MaxHold > 0 {
+		return l.MaxHold
+	}
+	return DefaultMaxHold
+}
+
+func (l Limits) event() int {
+	if l.MaxEvent > 0 {
+		return l.MaxEvent
+	}
+	return DefaultMaxEvent
 }
 
 type expander struct {
@@ -60,7 +93,7 @@ type expander struct {
 	inner    Normalizer
 	newInner func() Normalizer
 	c        Continuer
-	emit     func([]byte)
+	emit     func([]byte) error
 
 	dec     Decoder // splits the current normalizer's output into events
 	out     []byte
@@ -68,6 +101,45 @@ type expander struct {
 	pending *wire.Turn // a message ended calling expand_context
 	done    bool       // the client's stream ended after a continuation (or its refusal)
 	closed  bool
+	gone    bool // emit failed: the client is gone, nothing more is read or asked
+
+	limits   Limits
+	holdSize int    // bytes of the events of the message being held
+	passing  bool   // gave up: the current normalizer's output goes out as is
+	noHold   bool   // gave up in a continuation: held events go out at once
+	gaveUp   string // why it gave up
+}
+
+// SetLimits sets what an expander made by NewExpanding may hold (n is
+// returned unchanged by anything else).
+func SetLimits(n Normalizer, l Limits) {
+	if x, ok := n.(*expander); ok {
+		x.limits = l
+	}
+}
+
+// GaveUp reports why the expander, or its current normalizer, gave up.
+func (x *expander) GaveUp() string {
+	if x.gaveUp != "" {
+		return x.gaveUp
+	}
+	return GaveUp(x.inner)
+}
+
+// giveUp stops holding: everything held goes out in order. In the first
+// stream the rest passes through untouched (phantom calls included: the
+// client gets the upstream's answer as is). In a continuation the client's
+// stream is a splice that only the dialect can keep well-formed, so its
+// events still go through the dialect, but nothing is held any more.
+func (x *expander) giveUp(reason string) {
+	x.gaveUp = reason
+	x.holdSize = 0
+	x.d.release(x)
+	if x.cont {
+		x.noHold = true
+		return
+	}
+	x.passing = true
 }
 
 // NewExpanding wraps the normalizer of one response stream of dialect d
@@ -76,9 +148,12 @@ type expander struct {
 // emit, when non-nil, receives continuation output as soon as it is
 // produced (FULL_DUPLEX_STREAMED can send it immediately); when nil,
 // continuation output is returned from the Write/Close call that triggered it.
+// An emit error means the client is gone: the expander closes the
+// continuation body at once, reads nothing more and asks for no further
+// continuation (each one is a billed LLM call nobody will see).
 //
 // For another dialect, or without a Continuer, inner is returned as is.
-func NewExpanding(d wire.Dialect, inner Normalizer, newInner func() Normalizer, c Continuer, emit func([]byte)) Normalizer {
+func NewExpanding(d wire.Dialect, inner Normalizer, newInner func() Normalizer, c Continuer, emit func([]byte) error) Normalizer {
 	var h expDialect
 	switch d {
 	case wire.OpenAIChat:
@@ -133,16 +208,45 @@ func (x *expander) feed(b []byte) {
 	if len(b) == 0 {
 		return
 	}
+	if x.passing {
+		x.out = append(x.out, b...)
+		return
+	}
 	for _, ev := range x.dec.Feed(b) {
+		if x.passing {
+			x.out = append(x.out, ev.Raw...)
+			continue
+		}
 		if x.pending != nil || x.done {
 			return
 		}
 		x.d.event(x, ev)
+		if x.noHold && x.d.holds() {
+			x.d.release(x)
+		}
+		if !x.d.holds() {
+			x.holdSize = 0
+			continue
+		}
+		if x.holdSize += len(ev.Raw); x.holdSize > x.limits.hold() && x.pending == nil && !x.done {
+			x.giveUp(GaveUpHold)
+		}
+	}
+	if !x.passing && !x.cont && x.pending == nil && !x.done && len(x.dec.pending()) > x.limits.event() {
+		x.giveUp(GaveUpEvent)
+	}
+	if x.passing {
+		// The incomplete event the decoder holds goes out too, in order.
+		x.out = append(x.out, x.dec.pending()...)
+		x.dec = Decoder{}
 	}
 }
 
 // endStream handles the current normalizer's last bytes.
 func (x *expander) endStream() {
+	if x.passing {
+		return
+	}
 	if tail := x.dec.Flush(); tail != nil && x.pending == nil && !x.done {
 		x.d.event(x, *tail)
 	}
@@ -152,12 +256,19 @@ func (x *expander) endStream() {
 }
 
 // flushEmit hands what is ready to emit, when there is one, so the client
-// gets bytes in order: everything before the continuation first.
-func (x *expander) flushEmit() {
-	if x.emit != nil && len(x.out) > 0 {
-		out := x.take()
-		x.emit(out)
+// gets bytes in order: everything before the continuation first. It reports
+// false once emitting failed.
+func (x *expander) flushEmit() bool {
+	if x.gone {
+		return false
 	}
+	if x.emit != nil && len(x.out) > 0 {
+		if err := x.emit(x.take()); err != nil {
+			x.gone, x.done = true, true
+			return false
+		}
+	}
+	return true
 }
 
 // settle resolves pending turns: continuation after continuation until one
@@ -166,7 +277,9 @@ func (x *expander) settle() {
 	for x.pending != nil && !x.done {
 		t := *x.pending
 		x.pending = nil
-		x.flushEmit()
+		if !x.flushEmit() {
+			return
+		}
 		body, ok := x.ask(t)
 		var inner Normalizer
 		if ok && body != nil && x.newInner != nil {
@@ -214,7 +327,9 @@ func (x *expander) drain(inner Normalizer, body io.ReadCloser) {
 		n, err := safeRead(body, buf)
 		if n > 0 {
 			x.feed(inner.Write(buf[:n]))
-			x.flushEmit()
+			if !x.flushEmit() {
+				return // the deferred Close ends the continuation upstream
+			}
 		}
 		if x.pending != nil || x.done || err != nil {
 			break

@@ -397,3 +397,12 @@ func (a *antExp) fail(x *expander) {
 	a.delivered = next
 	a.reset()
 }
+
+func (a *antExp) holds() bool { return a.holding }
+
+func (a *antExp) release(x *expander) {
+	for _, h := range a.held {
+		x.out = append(x.out, h.raw...)
+	}
+	a.reset()
+}

@@ -73,6 +73,11 @@ func FuzzExpanding(f *testing.F) {
 	f.Add([]byte(expAntStart("m")+expAntText(0, "x")+expAntTool(1, "toolu_p", "expand_context", `{"id":"a"}`)+expAntEnd("tool_use")), uint8(1), uint64(3))
 	ev, item := expRespCall(0, "fc", "call_p", "expand_context", `{"id":"a"}`)
 	f.Add([]byte(expResp("r", ev, item)), uint8(2), uint64(4))
+	for w, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.OpenAIResponses} {
+		for i, b := range hostileSeeds(d) {
+			f.Add(b, uint8(w), uint64(i))
+		}
+	}
 	f.Fuzz(runFuzzOne)
 }
 
@@ -82,9 +87,9 @@ func runFuzzOne(t *testing.T, body []byte, which uint8, seed uint64) {
 		d := dialects[int(which)%len(dialects)]
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var emitted []byte
-		var emit func([]byte)
+		var emit func([]byte) error
 		if seed%2 == 0 {
-			emit = func(b []byte) { emitted = append(emitted, b...) }
+			emit = func(b []byte) error { emitted = append(emitted, b...); return nil }
 		}
 		x := NewExpanding(d, expNewInner(d)(), expNewInner(d), &expFuzzContinuer{body: body}, emit)
 		var out []byte

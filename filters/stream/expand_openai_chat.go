@@ -474,3 +474,12 @@ func (o *oaiExp) strip(data []byte, newIdx map[int64]int, hasReal, legacyReal bo
 	}
 	return out, changed, false
 }
+
+func (o *oaiExp) holds() bool { return o.holding }
+
+func (o *oaiExp) release(x *expander) {
+	for _, h := range o.held {
+		x.out = append(x.out, h.raw...)
+	}
+	o.reset()
+}

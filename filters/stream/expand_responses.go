@@ -433,3 +433,16 @@ func (r *respExp) fail(x *expander) {
 	}
 	r.reset()
 }
+
+func (r *respExp) holds() bool { return r.holding }
+
+func (r *respExp) release(x *expander) {
+	for _, h := range r.held {
+		if h.raw != nil && !x.cont {
+			x.out = append(x.out, h.raw...)
+		} else {
+			r.send(x, h)
+		}
+	}
+	r.reset()
+}

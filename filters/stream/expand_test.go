@@ -78,9 +78,9 @@ func expNewInner(d wire.Dialect) func() Normalizer {
 // emit, the bytes in the order the client gets them (emitted during a call,
 // then what the call returned) and separately what the calls returned.
 func expRun(d wire.Dialect, c Continuer, chunks [][]byte, useEmit bool) (client, returned []byte) {
-	var emitted func([]byte)
+	var emitted func([]byte) error
 	if useEmit {
-		emitted = func(b []byte) { client = append(client, b...) }
+		emitted = func(b []byte) error { client = append(client, b...); return nil }
 	}
 	x := NewExpanding(d, expNewInner(d)(), expNewInner(d), c, emitted)
 	for _, ch := range chunks {

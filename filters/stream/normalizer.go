@@ -52,3 +52,24 @@ func NewCallID() string {
 	}
 	return string(out)
 }
+
+// Reasons a transform gives up. A transform that gives up hands on
+// everything it held unchanged and in order, and passes every later byte
+// through untouched: the client gets the upstream's stream as is, which is
+// always better than a process holding an unbounded answer in memory.
+const (
+	// GaveUpHold: more bytes held back than the hold limit allows.
+	GaveUpHold = "hold_limit"
+	// GaveUpEvent: one event larger than the event limit.
+	GaveUpEvent = "event_too_large"
+)
+
+// GaveUp reports why n (or a transform it wraps) gave up and passes the
+// stream through; "" when it did not, or cannot. The caller counts it once
+// per stream, after Close (passthrough_total{reason=...}).
+func GaveUp(n Normalizer) string {
+	if g, ok := n.(interface{ GaveUp() string }); ok {
+		return g.GaveUp()
+	}
+	return ""
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // oaiFuzzSeeds adds every scenario body and a few hand-made streams.
@@ -39,6 +41,10 @@ func FuzzOpenAIChatNormalizer(f *testing.F) {
 		f.Add(b, uint8(7), false)
 		f.Add(b, uint8(1), true)
 	})
+	for _, b := range hostileSeeds(wire.OpenAIChat) {
+		f.Add(b, uint8(0), true) // one byte per Write
+		f.Add(b, uint8(30), false)
+	}
 	f.Fuzz(func(t *testing.T, in []byte, step uint8, xml bool) {
 		n := NewOpenAIChat(oaiOpts(xml, step%2 == 0)).(*oaiChat)
 		size := int(step%31) + 1
@@ -86,6 +92,9 @@ func FuzzXMLScanner(f *testing.F) {
 	f.Add(`<invoke name="final_answer"><parameter name="answer">ok</parameter></invoke><inv`, uint64(2))
 	f.Add("<invoke name=\"a\"><invoke name=\"b\"></invoke></invoke><parameter name=\"x\">1</parameter>", uint64(3))
 	f.Add(`<invoke name="f"><parameter name="o">{"a": [1, {"b": null}]}</parameter><parameter name="o">-0.5</parameter></invoke>`, uint64(4))
+	for i, s := range hostileXML() {
+		f.Add(s, uint64(i))
+	}
 	f.Fuzz(func(t *testing.T, text string, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, seed>>7))
 		var parts []string

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolproc/toolproc/filters/wire"
+
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
@@ -424,6 +426,9 @@ func FuzzResponsesNormalizer(f *testing.F) {
 	}
 	f.Add([]byte("data: {\"type\":\"response.output_item.added\",\"output_index\":\"x\",\"sequence_number\":\"y\",\"item\":{\"type\":\"function_call\"}}\r\r"), uint64(1))
 	f.Add([]byte("event: error\n\ndata: {\"error\":null}\n\n"), uint64(2))
+	for i, b := range hostileSeeds(wire.OpenAIResponses) {
+		f.Add(b, uint64(i))
+	}
 	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
 		whole, _ := antRun(NewOpenAIResponses(respFixedIDs), [][]byte{body})
 		if _, err := respCheckStrict(whole); err != nil {

@@ -22,7 +22,7 @@ type Recoverer interface {
 
 // GateDecider is implemented by Recoverers that want to know when the gate
 // has decided, either way: from then on no recovery can happen, and what
-// was kept for it (the client's request body) can go.
+// was kept for it (the client's request body) can go (review finding 21).
 type GateDecider interface {
 	GateDecided()
 }
@@ -69,35 +69,37 @@ type overflowGate struct {
 	d     wire.Dialect
 	inner Normalizer
 	r     Recoverer
-	emit  func([]byte)
+	emit  func([]byte) error
 
-	state   gateState
-	closed  bool
-	decided bool
-	dec     Decoder
-	held    []byte
-	// forwarded is how much of held (a run of comment events at its
-	// start) already went on: keep-alives are never held (finding 18).
-	forwarded int
-	// preamble: a non-comment preamble event is held, so later comments
-	// wait behind it to keep the order.
-	preamble bool
+	state  gateState
+	closed bool
+	dec    Decoder
+	held   []byte
+
+	// onlyKeepAlive: every event so far was a keep-alive, all forwarded.
+	onlyKeepAlive bool
+	// seen counts the bytes of held events not yet forwarded; bomSkip is
+	// the length of a BOM in front of them (-1: not looked at yet).
+	seen, bomSkip int
+	gaveUp        string
+	decided       bool
 }
 
 // NewOverflowGate wraps inner (the stream's normalizer chain; nil means
 // bytes pass unchanged) for a stream of dialect d. emit, when non-nil, gets
 // the replay's output as it is produced (FULL_DUPLEX_STREAMED), as in
 // NewExpanding; when nil, the replay's output is returned from the Write or
-// Close that triggered it. A nil Recoverer disables recovery: inner (or a
+// Close that triggered it; an emit error (the client is gone) closes the
+// replay body at once. A nil Recoverer disables recovery: inner (or a
 // pass-through) is returned as is.
-func NewOverflowGate(d wire.Dialect, inner Normalizer, r Recoverer, emit func([]byte)) Normalizer {
+func NewOverflowGate(d wire.Dialect, inner Normalizer, r Recoverer, emit func([]byte) error) Normalizer {
 	if inner == nil {
 		inner = passNormalizer{}
 	}
 	if r == nil {
 		return inner
 	}
-	return &overflowGate{d: d, inner: inner, r: r, emit: emit}
+	return &overflowGate{d: d, inner: inner, r: r, emit: emit, onlyKeepAlive: true, bomSkip: -1}
 }
 
 // passNormalizer hands bytes on unchanged.
@@ -125,30 +127,67 @@ func (g *overflowGate) Write(p []byte) []byte {
 	}
 	var out []byte
 	for _, ev := range g.dec.Feed(p) {
-		if ev.IsComment() && !g.preamble && bytes.HasPrefix(g.held[g.forwarded:], ev.Raw) {
-			// A keep-alive (": OPENROUTER PROCESSING") cannot be an
-			// overflow, and clients and load balancers with idle timeouts
-			// of about a minute need to see it now, not after the queue.
-			out = append(out, g.inner.Write(ev.Raw)...)
-			g.forwarded += len(ev.Raw)
+		g.seen += len(ev.Raw)
+		if g.onlyKeepAlive && keepAlive(g.d, &ev) {
+			out = append(out, g.forward()...)
 			continue
 		}
+		g.onlyKeepAlive = false
 		if gatePreamble(g.d, &ev) {
-			g.preamble = true
 			continue
 		}
 		if g.emit != nil && len(out) > 0 {
-			// The replay may be emitted while deciding: what went on
-			// before it must reach the client first.
-			g.emit(out)
+			// A replay is emitted as it is read: what was forwarded goes first.
+			if g.emit(out) != nil {
+				g.state, g.held = gateRecovered, nil // the client is gone
+				return nil
+			}
 			out = nil
 		}
 		return append(out, g.decide(&ev)...)
 	}
-	if len(g.held)-g.forwarded > gateMaxHold {
+	if len(g.held) > gateMaxHold {
+		g.gaveUp = GaveUpHold
 		return append(out, g.release()...)
 	}
 	return out
+}
+
+// forward hands the keep-alive events held so far (and a BOM before them)
+// to inner at once. Keep-alives exist so that proxies and clients with idle
+// timeouts of about a minute do not cut a stream the upstream is still
+// queueing (OpenRouter sends ": OPENROUTER PROCESSING" comments while it
+// waits for a provider); holding them until the first real event would
+// defeat them. A comment or ping can never be the overflow error, and only
+// ever leaves in upstream order: the first held event that is not a
+// keep-alive stops forwarding until the gate decides.
+func (g *overflowGate) forward() []byte {
+	n := g.seen
+	if g.bomSkip < 0 {
+		g.bomSkip = 0
+		if bytes.HasPrefix(g.held, bom) {
+			g.bomSkip = len(bom)
+		}
+	}
+	n += g.bomSkip
+	g.bomSkip = 0
+	g.seen = 0
+	if n == 0 {
+		return nil
+	}
+	ka := g.held[:n:n]
+	g.held = append([]byte(nil), g.held[n:]...)
+	return g.inner.Write(ka)
+}
+
+// keepAlive reports an event that only keeps the connection open: comments
+// and empty events in every dialect, and Anthropic's ping
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming#ping-events).
+func keepAlive(d wire.Dialect, ev *Event) bool {
+	if ev.IsComment() {
+		return true
+	}
+	return d == wire.Anthropic && eventType(ev) == "ping" && !ev.Incomplete
 }
 
 func (g *overflowGate) Close() []byte {
@@ -170,11 +209,11 @@ func (g *overflowGate) Close() []byte {
 // release hands everything held to inner and turns the gate into a
 // pass-through.
 func (g *overflowGate) release() []byte {
+	g.settle()
 	g.state = gatePassing
 	g.dec = Decoder{}
-	held := g.held[min(g.forwarded, len(g.held)):]
-	g.held, g.forwarded = nil, 0
-	g.settle()
+	held := g.held
+	g.held = nil
 	if len(held) == 0 {
 		return nil
 	}
@@ -232,7 +271,7 @@ func (g *overflowGate) replay(body io.ReadCloser) []byte {
 			if !got {
 				got = true
 				g.state = gateRecovered
-				g.held, g.forwarded = nil, 0
+				g.held = nil
 				g.dec = Decoder{}
 				g.settle()
 			}
@@ -240,8 +279,10 @@ func (g *overflowGate) replay(body io.ReadCloser) []byte {
 			// the very bytes it was given.
 			b := g.inner.Write(append([]byte(nil), buf[:n]...))
 			if g.emit != nil {
-				if len(b) > 0 {
-					g.emit(b)
+				if len(b) > 0 && g.emit(b) != nil {
+					// The client is gone: stop reading (the deferred Close
+					// ends the replay upstream).
+					return out
 				}
 			} else {
 				out = append(out, b...)
@@ -410,4 +451,13 @@ func LeadingError(d wire.Dialect, body io.Reader) (v overflow.Verdict, prefix []
 		}
 	}
 	return overflow.Verdict{}, prefix, nil
+}
+
+// GaveUp reports why the gate, or the chain behind it, stopped holding and
+// passes the stream through ("" when none did).
+func (g *overflowGate) GaveUp() string {
+	if g.gaveUp != "" {
+		return g.gaveUp
+	}
+	return GaveUp(g.inner)
 }

@@ -86,9 +86,9 @@ func gateAloneParts(d wire.Dialect, b []byte) (writes, closed []byte) {
 // order (emitted bytes before what the call returned), returned what the
 // calls returned.
 func gateRun(d wire.Dialect, xml, usage bool, r Recoverer, chunks [][]byte, useEmit bool) (client, returned []byte) {
-	var emit func([]byte)
+	var emit func([]byte) error
 	if useEmit {
-		emit = func(b []byte) { client = append(client, b...) }
+		emit = func(b []byte) error { client = append(client, b...); return nil }
 	}
 	g := NewOverflowGate(d, gateNewInner(d, xml, usage), r, emit)
 	for _, c := range chunks {
@@ -103,6 +103,26 @@ func gateRun(d wire.Dialect, xml, usage bool, r Recoverer, chunks [][]byte, useE
 		panic("output after Close")
 	}
 	return client, returned
+}
+
+// gateKeepAlives is the run of keep-alive events (and a BOM) that opens b:
+// what the gate forwards before it decides.
+func gateKeepAlives(d wire.Dialect, b []byte) []byte {
+	var dec Decoder
+	n := 0
+	if bytes.HasPrefix(b, bom) {
+		n = len(bom)
+	}
+	for _, ev := range dec.Feed(b) {
+		if !keepAlive(d, &ev) {
+			break
+		}
+		n += len(ev.Raw)
+	}
+	if n == len(bom) && bytes.HasPrefix(b, bom) {
+		n = 0
+	}
+	return append([]byte(nil), b[:n]...)
 }
 
 func gateChunkings(b []byte) map[string][][]byte {
@@ -248,26 +268,17 @@ func TestOverflowGate(t *testing.T) {
 						if rec.closed != 1 {
 							t.Fatalf("replay body closed %d times", rec.closed)
 						}
-						// Leading keep-alives went on before the decision.
-						body := []byte(c.body)
-						var dec Decoder
-						fwd := 0
-						for _, ev := range dec.Feed(body) {
-							if !ev.IsComment() || !bytes.HasPrefix(body[fwd:], ev.Raw) {
-								break
-							}
-							fwd += len(ev.Raw)
-						}
-						want := gateAlone(c.d, false, true, [][]byte{body[:fwd], []byte(replay)})
+						ka := gateKeepAlives(c.d, []byte(c.body))
+						want := gateAlone(c.d, false, true, [][]byte{ka, []byte(replay)})
 						if !bytes.Equal(client, want) {
-							t.Fatalf("client got\n%q\nwant keep-alives, then inner on the replay\n%q", client, want)
+							t.Fatalf("client got\n%q\nwant keep-alives and inner on the replay\n%q", client, want)
 						}
 						if useEmit {
-							// The replay is emitted; only inner's Close output comes back from a call.
-							// Keep-alives forwarded before the decision came back from
-							// their own Writes.
-							returned = bytes.TrimPrefix(returned, body[:fwd])
-							if _, tail := gateAloneParts(c.d, []byte(replay)); !bytes.Equal(returned, tail) {
+							// The replay is emitted; only the keep-alives and
+							// inner's Close output come back from a call.
+							_, tail := gateAloneParts(c.d, []byte(replay))
+							kaOut, _ := gateAloneParts(c.d, ka)
+							if !bytes.HasSuffix(returned, tail) || !bytes.HasPrefix(kaOut, returned[:len(returned)-len(tail)]) {
 								t.Fatalf("returned %q with emit, want %q", returned, tail)
 							}
 						}
@@ -303,21 +314,16 @@ func TestOverflowGateNoRecovery(t *testing.T) {
 	}
 }
 
-// Nothing but keep-alives leaves the gate while only preamble arrived.
+// Nothing leaves the gate while only preamble arrived.
 func TestOverflowGateHoldsPreamble(t *testing.T) {
-	keepAlive := ": OPENROUTER PROCESSING\n\n"
-	pre := keepAlive + sse("", gOAIRole) + keepAlive
+	pre := sse("", gOAIRole) + ": OPENROUTER PROCESSING\n\n"
 	g := NewOverflowGate(wire.OpenAIChat, gateNewInner(wire.OpenAIChat, false, false), &gateRec{refuse: true}, nil)
-	var early []byte
 	for i := 0; i < len(pre); i++ {
-		early = append(early, g.Write([]byte{pre[i]})...)
+		if out := g.Write([]byte{pre[i]}); len(out) != 0 {
+			t.Fatalf("wrote %q while holding", out)
+		}
 	}
-	// The first keep-alive went on at once; the role chunk and the comment
-	// behind it wait for the decision, in order.
-	if string(early) != keepAlive {
-		t.Fatalf("wrote %q while holding", early)
-	}
-	if out := g.Write([]byte(sse("", gOAIText("x")))); !bytes.Contains(out, []byte(`"content":"x"`)) || !bytes.Contains(out, []byte("OPENROUTER")) {
+	if out := g.Write([]byte(sse("", gOAIText("x")))); !bytes.Contains(out, []byte(`"content":"x"`)) {
 		t.Fatalf("content not released: %q", out)
 	}
 	// From here every Write goes straight through.
@@ -326,21 +332,9 @@ func TestOverflowGateHoldsPreamble(t *testing.T) {
 	}
 }
 
-// Review finding 18: two minutes of OpenRouter keep-alives while the
-// request waits in a queue must reach the client as they come, or load
-// balancers and clients with ~60 s idle timeouts cut the stream.
-func TestOverflowGateForwardsKeepAlives(t *testing.T) {
-	g := NewOverflowGate(wire.OpenAIChat, gateNewInner(wire.OpenAIChat, false, false), &gateRec{refuse: true}, nil)
-	for i := range 120 {
-		if out := g.Write([]byte(": OPENROUTER PROCESSING\n\n")); string(out) != ": OPENROUTER PROCESSING\n\n" {
-			t.Fatalf("keep-alive %d: client got %q", i, out)
-		}
-	}
-}
-
 // Past 64 KiB of preamble the gate gives up.
 func TestOverflowGateHoldLimit(t *testing.T) {
-	pad := strings.Repeat(sse("", gOAIRole), 1+gateMaxHold/len(sse("", gOAIRole)))
+	pad := strings.Repeat(sse("", gOAIRole), gateMaxHold/len(sse("", gOAIRole))+2)
 	body := pad + sse("", gOROverflow)
 	rec := &gateRec{body: gateReplay(wire.OpenAIChat)}
 	g := NewOverflowGate(wire.OpenAIChat, nil, rec, nil)
@@ -359,6 +353,9 @@ func TestOverflowGateHoldLimit(t *testing.T) {
 	out = append(out, g.Close()...)
 	if len(rec.verdicts) != 0 || string(out) != body {
 		t.Fatalf("verdicts %v; output differs", rec.verdicts)
+	}
+	if r := GaveUp(g); r != GaveUpHold {
+		t.Fatalf("GaveUp = %q", r)
 	}
 	v, prefix, err := LeadingError(wire.OpenAIChat, strings.NewReader(body))
 	if v.Match() || err != nil || len(prefix) != gateMaxHold {
@@ -497,5 +494,58 @@ func TestLeadingError(t *testing.T) {
 	}
 	if v, p, err := LeadingError(wire.Anthropic, nil); v.Match() || p != nil || err != nil {
 		t.Fatal("nil body")
+	}
+}
+
+// Keep-alives reach the client at once (review finding 18): two minutes of
+// OpenRouter's queueing comments used to be held until the first real
+// event, so idle timeouts of about a minute cut the stream.
+func TestOverflowGateForwardsKeepAlives(t *testing.T) {
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.OpenAIResponses} {
+		rec := &gateRec{body: gateReplay(d)}
+		g := NewOverflowGate(d, gateNewInner(d, false, true), rec, nil)
+		ka := ": OPENROUTER PROCESSING\n\n"
+		var client []byte
+		for i := 0; i < 120; i++ {
+			out := g.Write([]byte(ka))
+			if string(out) != ka {
+				t.Fatalf("%v: keep-alive %d gave the client %q", d, i, out)
+			}
+			client = append(client, out...)
+		}
+		if d == wire.Anthropic {
+			ping := "event: ping\ndata: {\"type\": \"ping\"}\n\n"
+			// Split across Writes: the ping leaves when it is complete.
+			if out := g.Write([]byte(ping[:7])); len(out) != 0 {
+				t.Fatalf("half a ping: %q", out)
+			}
+			out := g.Write([]byte(ping[7:]))
+			if string(out) != ping {
+				t.Fatalf("ping gave the client %q", out)
+			}
+			client = append(client, out...)
+		}
+		// The stream still opens with an overflow error: recovery still works.
+		var errEv string
+		switch d {
+		case wire.OpenAIChat:
+			errEv = sse("", gOROverflow)
+		case wire.Anthropic:
+			errEv = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 300000 tokens > 200000 maximum\"}}\n\n"
+		case wire.OpenAIResponses:
+			errEv = "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n"
+		}
+		client = append(client, g.Write([]byte(errEv))...)
+		client = append(client, g.Close()...)
+		if len(rec.verdicts) != 1 {
+			t.Fatalf("%v: asked %d times; client got %q", d, len(rec.verdicts), client)
+		}
+		want := gateAlone(d, false, true, [][]byte{[]byte(strings.Repeat(ka, 120)), []byte(gateReplay(d))})
+		if d == wire.Anthropic {
+			want = gateAlone(d, false, true, [][]byte{[]byte(strings.Repeat(ka, 120) + "event: ping\ndata: {\"type\": \"ping\"}\n\n"), []byte(gateReplay(d))})
+		}
+		if !bytes.Equal(client, want) {
+			t.Fatalf("%v: client got\n%q\nwant\n%q", d, client, want)
+		}
 	}
 }

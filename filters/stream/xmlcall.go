@@ -64,6 +64,13 @@ type xmlScanner struct {
 	name      string // non-empty while buf starts with a complete block head
 	bodyStart int    // where the block body starts in buf (after the head)
 	closeFrom int    // where to resume searching for `</invoke>` in buf
+	// noClose: buf[:noClose] is known to hold no `</invoke>` that starts
+	// there. A head given up at the hold limit hands it on to the next
+	// head, whose search then resumes where the last one stopped: without
+	// it every later head rescanned the whole held block, O(heads × hold).
+	noClose int
+	// maxHold bounds an open block (0: xmlMaxHold).
+	maxHold int
 }
 
 // Idle reports whether nothing is held, so text without '<' would pass
@@ -91,6 +98,14 @@ func (s *xmlScanner) Flush() []xmlPiece {
 }
 
 func (s *xmlScanner) scan(out []xmlPiece, final bool) []xmlPiece {
+	// Text is gathered here and becomes one piece before a block and at the
+	// end: appending to a piece's string once per give-up was quadratic.
+	var txt []byte
+	flushText := func(out []xmlPiece) []xmlPiece {
+		out = xmlAppendText(out, string(txt))
+		txt = txt[:0]
+		return out
+	}
 	for len(s.buf) > 0 {
 		if s.name != "" {
 			// buf opens with a complete head: look for the end of the block.
@@ -98,24 +113,26 @@ func (s *xmlScanner) scan(out []xmlPiece, final bool) []xmlPiece {
 			if i < 0 {
 				if final {
 					// No `</invoke>` anywhere after: no block can match here or later.
-					out = xmlAppendText(out, string(s.buf))
-					s.buf, s.name = nil, ""
-					return out
+					txt = append(txt, s.buf...)
+					s.buf, s.name, s.noClose = nil, "", 0
+					return flushText(out)
 				}
-				if len(s.buf) > xmlMaxHold {
+				if len(s.buf) > s.holdLimit() {
 					// Give up on this head: its '<' is text, rescan after it.
-					out = xmlAppendText(out, "<")
+					s.noClose = max(s.bodyStart, len(s.buf)-len(xmlClose)+1) - 1
+					txt = append(txt, '<')
 					s.buf, s.name = s.buf[1:], ""
 					continue
 				}
 				// Resume where a split `</invoke>` could begin.
 				s.closeFrom = max(s.bodyStart, len(s.buf)-len(xmlClose)+1)
-				return out
+				return flushText(out)
 			}
 			end := s.closeFrom + i
 			raw := string(s.buf[:end+len(xmlClose)])
+			out = flushText(out)
 			out = append(out, xmlBlock(s.name, raw[s.bodyStart:end], raw))
-			s.buf, s.name = s.buf[len(raw):], ""
+			s.buf, s.name, s.noClose = s.buf[len(raw):], "", 0
 			continue
 		}
 		// Text up to the next head, or up to a tail that may become one.
@@ -123,32 +140,41 @@ func (s *xmlScanner) scan(out []xmlPiece, final bool) []xmlPiece {
 		for {
 			i := bytes.IndexByte(s.buf[p:], '<')
 			if i < 0 {
-				out = xmlAppendText(out, string(s.buf))
-				s.buf = s.buf[:0]
-				return out
+				txt = append(txt, s.buf...)
+				s.buf, s.noClose = s.buf[:0], 0
+				return flushText(out)
 			}
 			p += i
 			name, headLen, more := xmlHead(s.buf[p:])
 			if headLen > 0 {
-				out = xmlAppendText(out, string(s.buf[:p]))
+				txt = append(txt, s.buf[:p]...)
 				s.buf = s.buf[p:]
-				s.name, s.bodyStart, s.closeFrom = name, headLen, headLen
+				s.noClose = max(0, s.noClose-p)
+				s.name, s.bodyStart, s.closeFrom = name, headLen, max(headLen, s.noClose)
 				break
 			}
 			if more {
 				if final {
-					out = xmlAppendText(out, string(s.buf))
+					txt = append(txt, s.buf...)
 					s.buf = nil
 				} else {
-					out = xmlAppendText(out, string(s.buf[:p]))
+					txt = append(txt, s.buf[:p]...)
 					s.buf = s.buf[p:]
 				}
-				return out
+				s.noClose = 0
+				return flushText(out)
 			}
 			p++
 		}
 	}
-	return out
+	return flushText(out)
+}
+
+func (s *xmlScanner) holdLimit() int {
+	if s.maxHold > 0 {
+		return s.maxHold
+	}
+	return xmlMaxHold
 }
 
 // xmlHead matches `<invoke name="NAME">` at the start of b. It returns the
@@ -231,6 +257,7 @@ type xmlParam struct{ name, value string }
 // assigning into a Python dict does).
 func xmlParams(body string) []xmlParam {
 	var params []xmlParam
+	var at map[string]int // name → position in params, linear in the count
 	pos := 0
 	for {
 		i := strings.Index(body[pos:], xmlParamOpen)
@@ -252,15 +279,15 @@ func xmlParams(body string) []xmlParam {
 		}
 		value := strings.TrimSpace(body[valueStart : valueStart+j])
 		pos = valueStart + j + len(xmlParamClose)
-		replaced := false
-		for k := range params {
-			if params[k].name == name {
-				params[k].value, replaced = value, true
-			}
+		if k, ok := at[name]; ok {
+			params[k].value = value
+			continue
 		}
-		if !replaced {
-			params = append(params, xmlParam{name, value})
+		if at == nil {
+			at = map[string]int{}
 		}
+		at[name] = len(params)
+		params = append(params, xmlParam{name, value})
 	}
 }
 
