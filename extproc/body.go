@@ -54,11 +54,14 @@ type bodyStream struct {
 	messages  int // body messages seen (counted first, before anything can panic)
 	answered  int // body answers sent (exchange.countAnswers)
 
-	buf      []byte
-	pending  int  // STREAMED chunk messages not yet answered
-	eos      bool // end_of_stream seen: later data is a duplicate (envoy#46237)
-	passed   bool // gave up rewriting; the rest passes through
-	onGiveUp func(reason string)
+	buf     []byte
+	pending int  // STREAMED chunk messages not yet answered
+	eos     bool // end_of_stream seen: later data is a duplicate (envoy#46237)
+	passed  bool // gave up rewriting; the rest passes through
+	// transformGaveUp: the stream repair reported that it stopped holding
+	// (a hold or event cap) and passes the rest through; counted once.
+	transformGaveUp bool
+	onGiveUp        func(reason string)
 
 	// headers, when a rewrite sets it, rides on the whole-body answer: in
 	// BUFFERED the headers are still held, so the answer's status and
@@ -180,6 +183,7 @@ func (b *bodyStream) transformChunk(chunk []byte) *extprocv3.ProcessingResponse 
 	if b.eos {
 		out = append(out, b.transform.Close()...)
 	}
+	b.noteTransformGaveUp()
 	if !streamed {
 		return b.replaceWhole(out)
 	}
@@ -198,6 +202,7 @@ func (b *bodyStream) onDuplexBody(chunk []byte) []*extprocv3.ProcessingResponse 
 		if b.eos {
 			out = append(out, b.transform.Close()...)
 		}
+		b.noteTransformGaveUp()
 		if len(out) == 0 && !b.eos {
 			return nil // M:N: nothing released yet
 		}
@@ -266,6 +271,26 @@ func (b *bodyStream) releasePending() []*extprocv3.ProcessingResponse {
 	}
 	b.pending, b.buf = 0, nil
 	return resps
+}
+
+// noteTransformGaveUp counts, once, a stream repair that hit its hold or
+// event cap: it released what it held, unchanged, and passes the rest of
+// the stream through (review finding 11), reported as
+// passthrough_total{reason="hold_limit"|"event_too_large"}.
+func (b *bodyStream) noteTransformGaveUp() {
+	if b.transformGaveUp || b.transform == nil {
+		return
+	}
+	g, ok := b.transform.(interface{ GaveUp() string })
+	if !ok {
+		return
+	}
+	if reason := g.GaveUp(); reason != "" {
+		b.transformGaveUp = true
+		if b.onGiveUp != nil {
+			b.onGiveUp(reason)
+		}
+	}
 }
 
 func (b *bodyStream) giveUp(reason string) {
