@@ -32,7 +32,7 @@ func withRequestDialect(ctx context.Context, d string) context.Context {
 }
 
 // llmCompleter is the llm strategy's model, reached through Envoy's replay
-// listener like every request toolproc sends (DESIGN.md §1).
+// listener like every request toolproc sends (docs/design.md §1).
 func (s *Server) llmCompleter(p *Profile) compress.Completer {
 	if s.replay == nil || (p.Compress.Strategy != "llm" && p.Compress.FallbackStrategy != "llm") {
 		return nil

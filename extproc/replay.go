@@ -22,7 +22,7 @@ const ReplayHeader = "x-toolproc-replay"
 // ReplayClient sends the requests toolproc must issue itself (a retry after
 // compressing harder, a continuation after expand_context) to Envoy's replay
 // listener: the same routes with the ext_proc filter disabled. Envoy keeps
-// owning TLS, credentials policy, retries and egress (DESIGN.md §1).
+// owning TLS, credentials policy, retries and egress (docs/design.md §1).
 type ReplayClient struct {
 	base    *url.URL
 	client  *http.Client

@@ -10,7 +10,7 @@ import (
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
-// Overflow error answers as providers send them (wire-formats.md §4).
+// Overflow error answers as providers send them (as their docs and real captures show).
 // Each is a status and a literal body.
 var (
 	OpenRouterRawError       = OverflowError{400, `{"error":{"code":400,"message":"Provider returned error","metadata":{"raw":"ERROR","provider_name":"Chutes"}},"user_id":"user_2x"}`}
@@ -98,7 +98,7 @@ func (m OverflowModel) tooBig(d wire.Dialect, body []byte) bool {
 }
 
 // streamError opens a 200 stream with an overflow error, as OpenRouter
-// (chat), Anthropic and the Responses API do (wire-formats.md §4).
+// (chat), Anthropic and the Responses API do (as their docs and real captures show).
 func (m OverflowModel) streamError(d wire.Dialect) *ScriptedResponse {
 	var events [][]byte
 	switch d {

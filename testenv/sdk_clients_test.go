@@ -147,7 +147,7 @@ func runOpenAIGo(ctx context.Context, base string, sc testenv.Scenario) assemble
 }
 
 // runResponsesGo assembles a Responses stream the way VS Code does
-// (wire-formats.md §2.3): calls are taken from output_item.done, text from
+// (platform.openai.com/docs/api-reference/responses-streaming): calls are taken from output_item.done, text from
 // output_text deltas, the status from the terminal event.
 func runResponsesGo(ctx context.Context, base string, sc testenv.Scenario) assembled {
 	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-test-0001"),

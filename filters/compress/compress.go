@@ -9,8 +9,8 @@
 // network, no goroutines, no clocks, no state between calls, no map
 // iteration in any output path. The same text and Hint always give the same
 // bytes, which is what keeps a rewritten tool result stable across turns and
-// so keeps the provider's prompt cache warm (compression-quality.md §3.5
-// rule 2). LLM talks to a model through a caller-supplied Completer, under
+// so keeps the provider's prompt cache warm (determinism is the first rule of
+// the quality method). LLM talks to a model through a caller-supplied Completer, under
 // a concurrency bound and a rate limit; its answers are not deterministic,
 // so callers cache them by content (filters/shadow does), which gives the
 // same stability from the second turn on.

@@ -9,7 +9,7 @@ import (
 )
 
 // Fact extraction for the quality harness, following the v1 extractor table
-// of docs compression-quality.md §3.2 (a). It is written independently of the
+// of the quality method (critical facts per record). It is written independently of the
 // compressor's own line predicates (regular expressions here, hand-written
 // matchers there) so that the measurement does not just echo the
 // implementation.

@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The quality harness of compression-quality.md §3, for everything that can
+// The quality harness (fact retention per category, head+tail baseline at the same bytes), for everything that can
 // be measured without an LLM: per-class fact recall, weighted score,
 // critical completeness, fact-lossless ratio, compression ratio, and the
 // guard metrics (faithfulness, honesty, JSON validity, determinism,
@@ -467,7 +467,7 @@ func TestQualityCorpus(t *testing.T) {
 }
 
 // assertQuality holds the 4x figures to the targets of
-// compression-quality.md §3.4 where this package meets them: on every
+// the quality goals where this package meets them: on every
 // output, failing tests, summaries, diff headers and JSON keys; on the
 // outputs read for what went wrong (test logs, tracebacks, logs), error
 // lines, exception types, locations and critical completeness. Error-like
@@ -546,8 +546,8 @@ func TestQualityTestdata(t *testing.T) {
 }
 
 // TestGroundTruthFailingTests validates the failing-test extractor and the
-// compressor against SWE-bench grading reports (compression-quality.md §3.3,
-// "Validation of the extractor"): report.json lists the tests that failed
+// compressor against SWE-bench grading reports (the extractor's
+// validation): report.json lists the tests that failed
 // (FAIL_TO_PASS and PASS_TO_PASS failures) for the run in test_output.txt.
 // Of the failing tests named in the log, it measures how many the T
 // extractor finds, and how many survive compression at a 4x and an 8x

@@ -19,7 +19,7 @@ var azureHdr = map[string]string{"apim-request-id": "a", "x-ms-region": "East US
 var openaiHdr = map[string]string{"openai-organization": "org", "openai-processing-ms": "12"}
 
 // rows holds one row per provider/shape, with the literal bodies from
-// wire-formats.md §4 (numbers as quoted there) and the negatives.
+// the providers' documented error bodies (platform.openai.com/docs/guides/error-codes, docs.anthropic.com/en/api/errors; numbers as quoted there) and the negatives.
 var rows = []row{
 	// ---- OpenAI / Azure ----
 	{"openai_classic", 400, openaiHdr,

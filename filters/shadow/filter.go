@@ -28,7 +28,7 @@ type CompressOptions struct {
 	// upper bound).
 	MinBytes, MaxBytes int
 	// SkipTool reports tools whose results are never compressed (an edit
-	// tool needs the exact bytes a read returned, peers.md §1.4).
+	// tool needs the exact bytes a read returned, Claude Code's Edit replaces an exact old_string, docs.anthropic.com/en/docs/claude-code).
 	SkipTool func(tool string) bool
 	// Clamp is the profile's clamp, which runs after this step as the floor.
 	// A compressed result is fitted inside it below the reference lines, so

@@ -12,7 +12,7 @@ import (
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
-// Anthropic Messages stream repair (wire-formats.md §2.4, synthesis rules in
+// Anthropic Messages stream repair (docs.anthropic.com/en/docs/build-with-claude/streaming, synthesis rules in
 // §3.6). What a client must be able to rely on, and the reason for each rule:
 //
 //   - every event carries an "event:" line: anthropic-sdk-go dispatches on the

@@ -17,7 +17,7 @@ import (
 //   - the continuation's chunks get the first stream's id, created and
 //     model: openai-go's ChatCompletionAccumulator refuses a chunk whose id
 //     differs from the first one (AddChunk returns false and drops it), and
-//     wire-formats.md §2.2 has every chunk of a stream repeat one envelope.
+//     OpenAI's chunks all repeat one envelope (id, created, model).
 //     The client asked one question and gets one completion;
 //   - the role goes out once: once the client has it, a continuation's role
 //     field is removed, and a chunk left with nothing (the normalizer's

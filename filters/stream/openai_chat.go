@@ -8,7 +8,7 @@ import (
 )
 
 // The OpenAI Chat Completions normalizer turns what OpenAI-compatible servers
-// actually send into the emission profile of wire-formats.md §3.6, the one
+// actually send into the emission profile below, the one
 // shape every client we know of assembles correctly (openai-go, openai-node,
 // openai-python, the Vercel AI SDK, VS Code Copilot Chat):
 //

@@ -115,7 +115,7 @@ type oaiAssembledCall struct{ ID, Type, Name, Args string }
 // packages/ssestream (bufio lines; an event without its blank line at EOF is
 // dropped; [DONE] ends the stream; any top-level "error" key is a stream
 // error; undecodable JSON is an error) and ChatCompletionAccumulator.AddChunk
-// (wire-formats.md §3.1: same id on every chunk, tool index -1 read as 0,
+// (what streaming clients do: same id on every chunk, tool index -1 read as 0,
 // id/type overwritten when non-empty, name and arguments concatenated,
 // finish_reason overwritten on every chunk, usage summed).
 func oaiAccumulate(out []byte) (oaiAssembled, error) {
@@ -219,7 +219,7 @@ func oaiAccumulate(out []byte) (oaiAssembled, error) {
 	return acc, nil
 }
 
-// oaiCheckProfile checks the emission profile of wire-formats.md §3.6 on a
+// oaiCheckProfile checks the emission profile (openai_chat.go) on a
 // whole client stream and returns the first violation.
 func oaiCheckProfile(out []byte) error {
 	if !bytes.HasSuffix(out, []byte(oaiDoneEvent)) {

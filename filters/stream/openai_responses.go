@@ -10,7 +10,7 @@ import (
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
-// OpenAI Responses stream repair (wire-formats.md §2.3). What a client must be
+// OpenAI Responses stream repair (platform.openai.com/docs/api-reference/responses-streaming). What a client must be
 // able to rely on, and the reason for each rule:
 //
 //   - output_index is dense in order of first appearance, re-mapped through

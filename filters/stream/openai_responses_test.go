@@ -32,7 +32,7 @@ type respAssembled struct {
 
 // respAssemble decodes out with openai-go's SSE decoder and Stream, and
 // assembles the way VS Code does: text from output_text deltas, calls from
-// output_item.done keyed by output_index (wire-formats.md §2.3).
+// output_item.done keyed by output_index (platform.openai.com/docs/api-reference/responses-streaming).
 func respAssemble(out []byte) respAssembled {
 	res := &http.Response{
 		Header: http.Header{"Content-Type": {"text/event-stream"}},

@@ -34,7 +34,7 @@ const gateMaxHold = 64 << 10
 // The overflow gate sits in front of a stream's normalizer chain. Some
 // upstreams answer a request that no longer fits the context window with
 // HTTP 200 and a stream whose first real event is the error
-// (wire-formats.md §4: OpenAI Responses, OpenRouter, llama.cpp, Bedrock).
+// (OpenAI Responses' response.failed event, OpenRouter's mid-stream error chunk, llama.cpp, Bedrock's exception events).
 // As long as nothing has reached the client, the request can be compressed
 // harder and replayed, and the client gets the replay's stream instead.
 //

@@ -196,7 +196,7 @@ func cutLine(b []byte) (line, rest []byte) {
 // Encode writes an event in the canonical form every client parses: an
 // optional "event:" line, one "data: " line per data line, a blank line.
 // VS Code Copilot Chat reads each line as data, so OpenAI streams should be
-// encoded with no Name (wire-formats.md §2.1, §3.6).
+// encoded with no Name (the OpenAI stream format: platform.openai.com/docs/api-reference/chat-streaming).
 func Encode(ev Event) []byte {
 	var b []byte
 	if ev.Name != "" {

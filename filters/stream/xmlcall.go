@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// XML tool calls (seed 002, seed-requirements.md A.2.3): a text-only upstream
+// XML tool calls (seed 002): a text-only upstream
 // writes
 //
 //	<invoke name="TOOL"><parameter name="P">VALUE</parameter>…</invoke>

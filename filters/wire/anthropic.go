@@ -7,7 +7,7 @@ import (
 )
 
 // parseAnthropic finds tool_result blocks in a Messages request
-// (wire-formats.md §1.3). A result's content is a string or an array of
+// (docs.anthropic.com/en/api/messages). A result's content is a string or an array of
 // blocks; only text blocks are text, images and documents are kept as they
 // are. tool_use blocks in assistant turns supply the tool names. thinking
 // blocks, signatures and cache_control are never looked at, so never edited.

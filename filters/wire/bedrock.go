@@ -7,7 +7,7 @@ import (
 )
 
 // parseBedrock finds toolResult blocks in a Converse / ConverseStream request
-// (wire-formats.md §1.5). content is an array of {text}, {json}, {image},
+// (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html). content is an array of {text}, {json}, {image},
 // {document} or {video} blocks and must never become empty (Bedrock rejects
 // an empty content, above all with status "error"). toolUseId pairs the
 // result with the toolUse block of the previous assistant message.

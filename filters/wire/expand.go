@@ -20,7 +20,7 @@ var ErrToolsShape = errors.New("tools list has an unexpected shape")
 
 // The tool's wording and schema are fixed: the tools list is part of every
 // provider's prompt-cache prefix, so the injected bytes must be the same on
-// every request of every turn (peers.md §4).
+// every request of every turn (Anthropic: docs.anthropic.com/en/docs/build-with-claude/prompt-caching, the prefix runs tools, system, messages; OpenAI caches exact prefixes too).
 const (
 	expandDescription = "Return the full original text of a tool result that was shortened to save context. " +
 		"A shortened result says so and names its id; call this only when the part that was left out is needed."
@@ -304,7 +304,7 @@ type ExpandCall struct {
 // FindExpandCalls lists the expand_context calls in a complete
 // (non-streaming) answer body of dialect d, and reports how many tool calls
 // the answer makes in all, so callers can tell whether the model asked only
-// for expansions. Where calls are read (wire-formats.md §2–3):
+// for expansions. Where calls are read (each provider's API reference):
 //   - OpenAI Chat: choices[0].message.tool_calls[] (function and custom),
 //     then the legacy message.function_call;
 //   - Anthropic: content[] blocks of type tool_use (server_tool_use blocks

@@ -345,7 +345,7 @@ func TestFindExpandCalls(t *testing.T) {
 		want  []call
 		total int
 	}{
-		// OpenAI Chat Completions (wire-formats.md §2.2/§3): arguments is a JSON string.
+		// OpenAI Chat Completions (platform.openai.com/docs/api-reference/chat): arguments is a JSON string.
 		{"chat only expand", wire.OpenAIChat,
 			`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"expand_context","arguments":"{\"id\":\"sh_0123\"}"}},{"id":"call_b","type":"function","function":{"name":"expand_context","arguments":"{\"id\": \"sh_4567\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
 			[]call{{CallID: "call_a", ID: "sh_0123", Index: 0}, {CallID: "call_b", ID: "sh_4567", Index: 1}}, 2},

@@ -7,7 +7,7 @@ import (
 )
 
 // parseGemini finds functionResponse parts in a generateContent request
-// (wire-formats.md §1.4). The REST API accepts camelCase and snake_case
+// (ai.google.dev/api/generate-content). The REST API accepts camelCase and snake_case
 // field names, so both are read. response must stay a JSON object; name and
 // id pair it with the functionCall part of the preceding model turn (by id
 // when present, else by name). thoughtSignature parts are never touched.

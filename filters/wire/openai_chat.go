@@ -7,7 +7,7 @@ import (
 )
 
 // parseOpenAIChat finds tool results in a Chat Completions request
-// (wire-formats.md §1.1): messages with role "tool" (content a string or an
+// (platform.openai.com/docs/api-reference/chat): messages with role "tool" (content a string or an
 // array of text parts) and the deprecated role "function" (content a string).
 // Assistant tool_calls / function_call supply the tool names.
 func parseOpenAIChat(root gjson.Result, c *Conversation) {

@@ -7,7 +7,7 @@ import (
 )
 
 // parseOpenAIResponses finds tool results in a Responses API request
-// (wire-formats.md §1.2). Results are input items: function_call_output,
+// (platform.openai.com/docs/api-reference/responses). Results are input items: function_call_output,
 // custom_tool_call_output and local_shell_call_output pair with their call
 // item by call_id; an mcp_call item carries its own output. output is a
 // string or an array of input_text / input_image / input_file parts.

@@ -13,7 +13,7 @@ import (
 	"github.com/toolproc/toolproc/filters/wire/wiretest"
 )
 
-// Answers in the shapes each API returns (wire-formats.md §2–3), each
+// Answers in the shapes each API returns (each provider's API reference), each
 // mixing a real call with expand_context calls.
 const (
 	chatMixed  = `{"id":"chatcmpl-9","object":"chat.completion","created":1742498842,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.","refusal":null,"annotations":[],"tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}},{"id":"call_2","type":"function","function":{"name":"expand_context","arguments":"{\"id\":\"sh_9\"}"}},{"id":"call_3","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15},"system_fingerprint":"fp_1"}`

@@ -1,5 +1,5 @@
 // Package wiretest checks the tool call ↔ tool result rules each provider
-// enforces (wire-formats.md §1), so tests can assert that a rewrite keeps a
+// enforces (each provider's API reference), so tests can assert that a rewrite keeps a
 // request acceptable rather than merely parseable.
 package wiretest
 
