@@ -27,6 +27,9 @@ func compressOptions(p *Profile, llm compress.Completer) shadow.CompressOptions 
 		Clamp:    clampFloor(p),
 		Tool:     wire.ExpandToolName,
 		CacheTag: fmt.Sprintf("t%d w%d %s %s", cp.TargetBytes, cp.SimpleWords, cp.LLM.Model, shortHash(cp.LLM.Prompt)),
+		// Summaries of one request run side by side, as many as the
+		// summariser takes at once (review finding 20).
+		Parallel: cp.LLM.MaxConcurrent,
 	}
 }
 

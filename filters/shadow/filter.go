@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -39,6 +40,11 @@ type CompressOptions struct {
 	// CacheTag names the strategies' options (Name does not), so a changed
 	// setting never reuses an old compressed-cache entry.
 	CacheTag string
+	// Parallel is how many results of one request a context-bound strategy
+	// (the llm summariser) may compress at once; 0 or 1 means one after
+	// another. Outputs are applied in result order, so the bytes do not
+	// depend on which answer came first.
+	Parallel int
 }
 
 // Env is what one request brings: where originals go and whose they are.
@@ -94,6 +100,8 @@ type CompressFilter struct {
 	env       Env
 	storeDown bool // a store error this request: degrade to the clamp for the rest
 	noCache   bool // the current result's compression must not be cached
+	// pre holds compressions done ahead, concurrently, by cache key.
+	pre map[string]compressed
 
 	Stats     Stats
 	Decisions []Decision
@@ -124,6 +132,7 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 	}
 	var edits []wire.Edit
 	var changes []pipeline.Change
+	f.prefetch(c)
 	for i := range c.Results {
 		r := &c.Results[i]
 		// Each text value is its own unit with its own id: the model expands
@@ -204,8 +213,13 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 	} else {
 		d.Cache = "miss"
 		f.Stats.CacheMisses++
-		f.noCache = false
-		body, kind, name = f.compress(text, r, len(ref))
+		var res compressed
+		if p, ok := f.pre[key]; ok {
+			res = p
+		} else {
+			res = f.compress(text, r, len(ref))
+		}
+		body, kind, name, f.noCache = res.body, res.kind, res.name, res.noCache
 		value := kind + "\n" + name + "\n" + body
 		if body == "" {
 			value = cacheMarkerNone
@@ -302,7 +316,7 @@ func (f *CompressFilter) cached(ctx context.Context, key string) (body, kind, na
 // the clamp below a reference of refLen bytes. It returns "" when nothing
 // strictly smaller than the original came out. The body is also the cache
 // value's tail; see cached for the header.
-func (f *CompressFilter) compress(text string, r *wire.ToolResult, refLen int) (body, kind, name string) {
+func (f *CompressFilter) compress(text string, r *wire.ToolResult, refLen int) (res compressed) {
 	hint := compress.Hint{ToolName: r.ToolName, Args: r.Args}
 	for _, s := range []compress.Strategy{f.opts.Strategy, f.opts.Fallback} {
 		if s == nil {
@@ -316,7 +330,7 @@ func (f *CompressFilter) compress(text string, r *wire.ToolResult, refLen int) (
 			// A transient failure (timeout, rate limit) must not pin the
 			// fallback's output in the cache for a day: the next turn tries
 			// the model again.
-			f.noCache = f.noCache || fellBack != nil
+			res.noCache = res.noCache || fellBack != nil
 		} else {
 			out, rep = s.Compress(text, hint)
 		}
@@ -325,10 +339,115 @@ func (f *CompressFilter) compress(text string, r *wire.ToolResult, refLen int) (
 		}
 		out = f.fit(out, refLen)
 		if refLen+len(out) < len(text) {
-			return out, string(rep.Kind), s.Name()
+			res.body, res.kind, res.name = out, string(rep.Kind), s.Name()
+			return res
 		}
 	}
-	return "", "", ""
+	return res
+}
+
+// compressed is one result's compression: the body ("" when nothing
+// strictly smaller came out), its kind and strategy, and whether it must
+// not be cached (a fallback after a transient failure).
+type compressed struct {
+	body, kind, name string
+	noCache          bool
+	failed           bool // prefetch only: it panicked; the main loop tries again
+}
+
+// prefetch compresses, concurrently (opts.Parallel at most), the results
+// this request will compress with a context-bound strategy and whose
+// compressed form is not cached yet: a summariser answers in seconds, and
+// ten results one after another would spend ten times the request's
+// budget (review finding 20). It decides nothing: the main loop still
+// applies every rule in result order and takes the work done here by key.
+func (f *CompressFilter) prefetch(c *wire.Conversation) {
+	if f.opts.Parallel < 2 || f.env.Store == nil || !contextBound(f.opts.Strategy, f.opts.Fallback) {
+		return
+	}
+	type job struct {
+		key, text string
+		r         *wire.ToolResult
+		refLen    int
+	}
+	var jobs []job
+	seen := map[string]bool{}
+	add := func(r *wire.ToolResult, text string) {
+		switch {
+		case len(text) <= f.opts.MinBytes, f.opts.MaxBytes > 0 && len(text) > f.opts.MaxBytes,
+			f.opts.SkipTool != nil && f.opts.SkipTool(r.ToolName), strings.HasPrefix(text, refPrefix):
+			return
+		}
+		key := CacheKey([]byte(text), f.strategyDesc()+"|"+hintKey(r))
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		if _, _, _, hit, err := f.cached(f.env.Ctx, key); hit || err != nil {
+			return
+		}
+		refLen := len(Reference(IDPrefix+strings.Repeat("0", idHexLen), len(text), f.opts.Tool))
+		jobs = append(jobs, job{key: key, text: text, r: r, refLen: refLen})
+	}
+	for i := range c.Results {
+		r := &c.Results[i]
+		for _, t := range r.Texts {
+			add(r, t.Text)
+		}
+		for _, j := range r.JSON {
+			v := gjson.Parse(j.Raw)
+			if !v.IsObject() {
+				continue
+			}
+			v.ForEach(func(_, m gjson.Result) bool {
+				if m.Type == gjson.String && len(m.Raw) > f.opts.MinBytes {
+					add(r, m.Str)
+				}
+				return true
+			})
+		}
+	}
+	if len(jobs) < 2 {
+		return
+	}
+	results := make([]compressed, len(jobs))
+	sem := make(chan struct{}, f.opts.Parallel)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer func() {
+				// A panic here must not take the process down: the main
+				// loop compresses this result itself (and recovers there).
+				if recover() != nil {
+					results[i] = compressed{failed: true}
+				}
+			}()
+			results[i] = f.compress(j.text, j.r, j.refLen)
+		}()
+	}
+	wg.Wait()
+	f.pre = make(map[string]compressed, len(jobs))
+	for i, j := range jobs {
+		if results[i].failed {
+			continue
+		}
+		f.pre[j.key] = results[i]
+	}
+}
+
+// contextBound reports whether a strategy waits on something outside the
+// process (the llm summariser), which is what concurrency is for.
+func contextBound(ss ...compress.Strategy) bool {
+	for _, s := range ss {
+		if _, ok := s.(compress.ContextCompressor); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // fit clamps a compressed body so that, with the reference lines in front,
