@@ -7,6 +7,8 @@ import (
 
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/history"
+	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/wire"
@@ -30,6 +32,27 @@ func compressOptions(p *Profile, llm compress.Completer) shadow.CompressOptions 
 		// Summaries of one request run side by side, as many as the
 		// summariser takes at once (review finding 20).
 		Parallel: cp.LLM.MaxConcurrent,
+	}
+}
+
+// tiersOptions turns a profile's tier settings into the filter's options.
+// The window comes from the same table the overflow ladder uses.
+func tiersOptions(p *Profile) history.Options {
+	tp := p.Tiers
+	table, fallback := windowTable(p.Recovery), p.Recovery.DefaultWindow
+	window := func(model string) int { return overflow.Window(model, table, fallback) }
+	if tp.WindowTokens > 0 {
+		window = func(string) int { return tp.WindowTokens }
+	}
+	return history.Options{
+		KeepRecent:    tp.KeepRecent,
+		TriggerShare:  tp.TriggerShare,
+		TargetShare:   tp.TargetShare,
+		TriggerTokens: tp.TriggerTokens,
+		TargetTokens:  tp.TargetTokens,
+		Window:        window,
+		InputMinBytes: tp.InputMinBytes,
+		Tool:          wire.ExpandToolName,
 	}
 }
 
@@ -71,19 +94,38 @@ type requestRewrite struct {
 	out      []byte
 	report   pipeline.Report
 	compress *shadow.CompressFilter // nil when compression was off for it
+	tiers    *history.Filter        // nil when the tiers were off for it
 	injected bool                   // expand_context was added to the tools
 }
 
 // rewriteRequestBody runs a profile's request pipeline. store is nil when
 // this request must not get references (no store, or an answer toolproc
-// could not resolve expansions in); compression is then skipped and the
-// clamp alone applies. This is the single place the pipeline order lives:
-// compress (with references) → clamp (the floor) → expand_context tool.
+// could not resolve expansions in); compression is then skipped, the tiers
+// summarise without a way back, and the clamp applies. This is the single
+// place the pipeline order lives: tiers (old exchanges) → compress (with
+// references) → clamp (the floor) → expand_context tool.
+//
+// expand_context is offered on every request that could get a reference
+// and declares tools, whether or not this one got any: the tools list
+// starts every cached prompt prefix, so a tool appearing mid-session would
+// make the provider re-read the whole conversation at the cache-write
+// price (docs.anthropic.com/en/docs/build-with-claude/prompt-caching: tools
+// come first in the cache order).
 func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.Store, env shadow.Env,
 	ep wire.Endpoint, ask wire.ClientAsk, body []byte) (requestRewrite, error) {
 	var filters []pipeline.Filter
 	var cf *shadow.CompressFilter
-	if store != nil && p.Compress.Enabled && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body) {
+	var hf *history.Filter
+	canRef := store != nil && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body)
+	if p.Tiers.Enabled {
+		henv := history.Env{Ctx: ctx}
+		if canRef {
+			henv.Store, henv.Tenant, henv.Keys = store, env.Tenant, env.Keys
+		}
+		hf = history.New(p.tiers, henv)
+		filters = append(filters, hf)
+	}
+	if canRef && p.Compress.Enabled {
 		env.Ctx, env.Store = ctx, store
 		cf = shadow.NewCompressFilter(p.compress, env)
 		filters = append(filters, cf)
@@ -92,16 +134,29 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()))
 	}
 	out, rep, err := pipeline.New(filters...).RunEndpoint(ep, body)
-	rr := requestRewrite{out: out, report: rep, compress: cf}
-	if err != nil || cf == nil || cf.Stats.References == 0 {
+	rr := requestRewrite{out: out, report: rep, compress: cf, tiers: hf}
+	if err != nil || !canRef {
 		return rr, err
+	}
+	refs := 0
+	if cf != nil {
+		refs += cf.Stats.References
+	}
+	if hf != nil {
+		refs += hf.Stats.Summarized + hf.Stats.Inputs // each names the tool
+	}
+	if refs == 0 && (!(p.Compress.Enabled || p.Tiers.Enabled) || !wire.DeclaresTools(ep.Dialect, body)) {
+		return rr, nil
 	}
 	injected, changed, ierr := wire.InjectExpandTool(ep.Dialect, out)
 	if ierr != nil || !changed {
+		if refs == 0 {
+			return rr, nil
+		}
 		// No way to offer the tool (a tools list of an unknown shape), or
 		// the client has its own tool of that name whose calls toolproc must
 		// not take over: references would promise what the model cannot do.
-		// Rewrite again with the clamp alone.
+		// Rewrite again without them.
 		return rewriteRequestBody(ctx, p, nil, env, ep, ask, body)
 	}
 	rr.out, rr.injected = injected, changed

@@ -119,6 +119,7 @@ type Profile struct {
 	Clamp       ClampProfile    `json:"clamp"`
 	Compress    CompressProfile `json:"compress"`
 	Expand      ExpandProfile   `json:"expand"`
+	Tiers       TiersProfile    `json:"tiers"`
 	Recovery    RecoveryProfile `json:"recovery"`
 	Stream      StreamProfile   `json:"stream"`
 	// SigV4 says what to do with AWS SigV4-signed requests (Bedrock):
@@ -207,6 +208,27 @@ type ExpandProfile struct {
 	// originals of one turn's expansions may take; longer ones are cut to
 	// fit, head and tail kept, and say so.
 	ContextShare float64 `json:"context_share"`
+}
+
+// TiersProfile configures tool-history tiers: once a request nears the
+// model's context window, old tool exchanges become one-line summaries
+// (originals kept for expand_context), the recent ones stay byte-identical.
+type TiersProfile struct {
+	Enabled bool `json:"enabled"`
+	// KeepRecent tool results always stay as they are.
+	KeepRecent int `json:"keep_recent"`
+	// TriggerShare and TargetShare of the model's window (recovery.windows
+	// and the built-in table; WindowTokens overrides both when set): above
+	// the trigger the request is cut down to the target. TriggerTokens and
+	// TargetTokens replace the shares with absolute figures.
+	TriggerShare  float64 `json:"trigger_share"`
+	TargetShare   float64 `json:"target_share"`
+	TriggerTokens int     `json:"trigger_tokens"`
+	TargetTokens  int     `json:"target_tokens"`
+	WindowTokens  int     `json:"window_tokens"`
+	// InputMinBytes: longer string arguments of old calls (file bodies,
+	// patches) are summarised too; -1 leaves call arguments alone.
+	InputMinBytes int `json:"input_min_bytes"`
 }
 
 // StreamProfile configures response repair.
@@ -468,6 +490,23 @@ func (c *Config) Validate() error {
 		}
 		if p.Expand.MaxLoops < 0 || p.Expand.MaxLoops > 20 {
 			bad(key+".expand.max_loops", "must be between 0 and 20, got %d", p.Expand.MaxLoops)
+		}
+		if tp := p.Tiers; tp.Enabled {
+			if tp.KeepRecent < 1 || tp.KeepRecent > 1000 {
+				bad(key+".tiers.keep_recent", "must be between 1 and 1000, got %d", tp.KeepRecent)
+			}
+			if tp.TriggerShare <= 0 || tp.TriggerShare > 1 || tp.TargetShare <= 0 || tp.TargetShare >= tp.TriggerShare {
+				bad(key+".tiers", "want 0 < target_share < trigger_share <= 1, got %v and %v", tp.TargetShare, tp.TriggerShare)
+			}
+			if tp.TriggerTokens < 0 || tp.TargetTokens < 0 || tp.TriggerTokens > 0 && tp.TargetTokens >= tp.TriggerTokens {
+				bad(key+".tiers", "want 0 <= target_tokens < trigger_tokens (or both 0), got %d and %d", tp.TargetTokens, tp.TriggerTokens)
+			}
+			if tp.WindowTokens != 0 && tp.WindowTokens < 1024 {
+				bad(key+".tiers.window_tokens", "must be 0 (the model's window) or at least 1024, got %d", tp.WindowTokens)
+			}
+			if tp.InputMinBytes < -1 || tp.InputMinBytes > 0 && tp.InputMinBytes < 64 {
+				bad(key+".tiers.input_min_bytes", "must be -1 (off) or at least 64, got %d", tp.InputMinBytes)
+			}
 		}
 	}
 	return errors.Join(errs...)

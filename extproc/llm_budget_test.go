@@ -27,7 +27,7 @@ func TestLLMSummariesShareOneBudget(t *testing.T) {
 	defer hang.Close()
 	defer close(done)
 	s := testServer(t, "server: {replay_url: "+hang.URL+"}\n"+
-		"profiles: {default: {compress: {strategy: llm, llm: {timeout: 3s, request_budget: 500ms}, fallback_strategy: structural}}}")
+		"profiles: {default: {tiers: {enabled: false}, compress: {strategy: llm, llm: {timeout: 3s, request_budget: 500ms}, fallback_strategy: structural}}}")
 	var msgs []string
 	for i := range 10 {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function","function":{"name":"bash","arguments":"{}"}}]},`+

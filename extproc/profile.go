@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/shadow"
 )
 
@@ -21,6 +22,7 @@ type compiledProfile struct {
 	*Profile
 	name     string
 	compress shadow.CompressOptions
+	tiers    history.Options
 }
 
 func compileProfiles(cfg *Config, llm func(*Profile) compress.Completer) map[string]*compiledProfile {
@@ -30,7 +32,7 @@ func compileProfiles(cfg *Config, llm func(*Profile) compress.Completer) map[str
 		if llm != nil {
 			c = llm(p)
 		}
-		out[name] = &compiledProfile{Profile: p, name: name, compress: compressOptions(p, c)}
+		out[name] = &compiledProfile{Profile: p, name: name, compress: compressOptions(p, c), tiers: tiersOptions(p)}
 	}
 	return out
 }

@@ -414,7 +414,9 @@ func (x *exchange) offerExpand(body []byte) ([]byte, bool, bool) {
 }
 
 // windows merges the profile's window entries over the built-in table.
-func (s *Server) windows(rp RecoveryProfile) map[string]int {
+func (s *Server) windows(rp RecoveryProfile) map[string]int { return windowTable(rp) }
+
+func windowTable(rp RecoveryProfile) map[string]int {
 	if len(rp.Windows) == 0 {
 		return overflow.DefaultWindows
 	}

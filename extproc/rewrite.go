@@ -30,7 +30,7 @@ func RewriteBody(cfg *Config, profile, path string, body []byte) ([]byte, pipeli
 	if ep.Dialect == wire.Unknown || !p.Handles(ep.Dialect) {
 		return body, pipeline.Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}, nil
 	}
-	cp := &compiledProfile{Profile: p, name: profile, compress: compressOptions(p, nil)}
+	cp := &compiledProfile{Profile: p, name: profile, compress: compressOptions(p, nil), tiers: tiersOptions(p)}
 	ask, _ := wire.AskOf(ep, body)
 	store := shadow.NewMemory(shadow.MemoryOptions{})
 	defer store.Close()

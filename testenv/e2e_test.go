@@ -288,4 +288,4 @@ func TestE2EProfilePerRoute(t *testing.T) {
 // clampOnly turns compression off: the clamp tests require every byte
 // outside a tool result to reach the upstream unchanged, and compression
 // adds the expand_context tool to the request.
-const clampOnly = "profiles: {default: {compress: {enabled: false}}}"
+const clampOnly = "profiles: {default: {compress: {enabled: false}, tiers: {enabled: false}}}"

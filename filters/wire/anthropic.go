@@ -16,7 +16,9 @@ func parseAnthropic(root gjson.Result, c *Conversation) {
 	c.SystemPath = pathIf(root, "system")
 	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg gjson.Result) {
 		content := msg.Get("content")
+		m := &c.Msgs[mi]
 		if !content.IsArray() {
+			m.Prompt = role == "user"
 			return
 		}
 		base := "messages." + strconv.Itoa(mi) + ".content."
@@ -24,9 +26,16 @@ func parseAnthropic(root gjson.Result, c *Conversation) {
 		content.ForEach(func(_, block gjson.Result) bool {
 			bi++
 			switch block.Get("type").String() {
+			case "thinking", "redacted_thinking":
+				if role == "assistant" {
+					m.Thinking += len(block.Raw)
+				}
+			case "text", "image", "document":
+				m.Prompt = m.Prompt || role == "user"
 			case "tool_use", "server_tool_use":
 				if role == "assistant" {
-					c.Calls = append(c.Calls, ToolCall{Message: mi, ID: block.Get("id").String(), Name: block.Get("name").String(), Args: block.Get("input").Raw})
+					in := block.Get("input")
+					c.Calls = append(c.Calls, ToolCall{Message: mi, ID: block.Get("id").String(), Name: block.Get("name").String(), Args: in.Raw, ArgsSpan: span(in)})
 				}
 			case "tool_result":
 				if role != "user" {

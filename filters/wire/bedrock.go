@@ -20,7 +20,11 @@ func parseBedrock(root gjson.Result, c *Conversation) {
 			bi++
 			base := "messages." + strconv.Itoa(mi) + ".content." + strconv.Itoa(bi)
 			if tu := block.Get("toolUse"); tu.Exists() && role == "assistant" {
-				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: tu.Get("toolUseId").String(), Name: tu.Get("name").String(), Args: tu.Get("input").Raw})
+				in := tu.Get("input")
+				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: tu.Get("toolUseId").String(), Name: tu.Get("name").String(), Args: in.Raw, ArgsSpan: span(in)})
+			}
+			if block.Get("text").Exists() && role == "user" {
+				c.Msgs[mi].Prompt = true
 			}
 			tr := block.Get("toolResult")
 			if !tr.Exists() || role != "user" {

@@ -105,3 +105,19 @@ func openAIToolChoice(tc gjson.Result) string {
 	}
 	return "tool_choice"
 }
+
+// DeclaresTools reports whether the request offers the model tools: a
+// non-empty tools list in the dialect's place for it.
+func DeclaresTools(d Dialect, body []byte) bool {
+	path := "tools"
+	switch d {
+	case Bedrock:
+		path = "toolConfig.tools"
+	case OpenAIChat:
+		if !gjson.GetBytes(body, path).Exists() {
+			path = "functions"
+		}
+	}
+	v := gjson.GetBytes(body, path)
+	return v.IsArray() && v.Get("0").Exists()
+}

@@ -26,7 +26,11 @@ func parseGemini(root gjson.Result, c *Conversation) {
 				if id == "" {
 					id = name
 				}
-				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: id, Name: name, Args: fc.Get("args").Raw})
+				args := fc.Get("args")
+				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: id, Name: name, Args: args.Raw, ArgsSpan: span(args)})
+			}
+			if part.Get("text").Exists() && role == "user" {
+				c.Msgs[mi].Prompt = true
 			}
 			key := pathIf(part, "functionResponse", "function_response")
 			if key == "" || role == "model" {

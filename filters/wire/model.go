@@ -87,6 +87,26 @@ type ToolCall struct {
 	ID      string
 	Name    string
 	Args    string // raw JSON (an object, or the JSON string OpenAI sends)
+	// ArgsSpan is where Args sits in the body (the object, or the string
+	// literal OpenAI sends), for filters that rewrite old call inputs.
+	ArgsSpan Span
+}
+
+// Message is one message (or input item) of the conversation: where its JSON
+// sits in the body, its role, and what a provider does not count of it.
+type Message struct {
+	Span Span
+	Role string
+	// Thinking is the bytes of thinking and redacted_thinking blocks in an
+	// assistant message (Anthropic): the API drops them from the context of
+	// every turn but the current one (docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+	Thinking int
+	// Prompt: a user message carrying the user's own words (not only tool
+	// results); it starts a new turn.
+	Prompt bool
+	// Assistant: the message is model output (an assistant or model
+	// message, a function_call or reasoning item).
+	Assistant bool
 }
 
 // Conversation is the tool-exchange model the filters share.
@@ -99,6 +119,11 @@ type Conversation struct {
 	SystemPath string // gjson path of the system prompt, "" when none
 	Calls      []ToolCall
 	Results    []ToolResult
+	// Msgs describes every message (or input item) in order; len(Msgs) ==
+	// Messages.
+	Msgs []Message
+	// BodyBytes is the size of the request body the conversation came from.
+	BodyBytes int
 	// assistantAt lists the message indexes that start an assistant turn.
 	assistantAt   []int
 	lastAssistant int
@@ -112,6 +137,7 @@ func (c *Conversation) eachMessage(list gjson.Result, assistantRole string, fn f
 	list.ForEach(func(_, msg gjson.Result) bool {
 		mi++
 		role := msg.Get("role").String()
+		c.addMsg(msg, role)
 		if role == assistantRole {
 			c.assistantTurn(mi)
 		}
@@ -119,6 +145,13 @@ func (c *Conversation) eachMessage(list gjson.Result, assistantRole string, fn f
 		return true
 	})
 	c.Messages = mi + 1
+}
+
+// addMsg records one message of the conversation list. Thinking bytes and
+// whether a user message is a prompt are filled in by the dialect.
+func (c *Conversation) addMsg(msg gjson.Result, role string) *Message {
+	c.Msgs = append(c.Msgs, Message{Span: span(msg), Role: role})
+	return &c.Msgs[len(c.Msgs)-1]
 }
 
 // ParseEndpoint is Parse plus the facts the path carries: for Gemini and
@@ -151,6 +184,7 @@ func Parse(d Dialect, body []byte) (*Conversation, error) {
 		return nil, ErrNotJSON
 	}
 	c := &Conversation{
+		BodyBytes:     len(body),
 		Dialect:       d,
 		Model:         root.Get("model").String(),
 		Stream:        root.Get("stream").Bool(),
@@ -209,6 +243,9 @@ func (c *Conversation) link() {
 // assistantTurn records that message mi is assistant output; consecutive
 // assistant messages or items form one turn.
 func (c *Conversation) assistantTurn(mi int) {
+	if mi < len(c.Msgs) {
+		c.Msgs[mi].Assistant = true
+	}
 	if n := len(c.assistantAt); n > 0 && c.lastAssistant == mi-1 {
 		c.lastAssistant = mi
 		return

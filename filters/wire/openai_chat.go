@@ -16,7 +16,10 @@ func parseOpenAIChat(root gjson.Result, c *Conversation) {
 	root.Get("messages").ForEach(func(_, msg gjson.Result) bool {
 		mi++
 		base := "messages." + strconv.Itoa(mi)
-		switch msg.Get("role").String() {
+		m := c.addMsg(msg, msg.Get("role").String())
+		switch m.Role {
+		case "user":
+			m.Prompt = true
 		case "system", "developer":
 			if c.SystemPath == "" {
 				c.SystemPath = base
@@ -24,16 +27,16 @@ func parseOpenAIChat(root gjson.Result, c *Conversation) {
 		case "assistant":
 			c.assistantTurn(mi)
 			msg.Get("tool_calls").ForEach(func(_, call gjson.Result) bool {
-				name, args := call.Get("function.name").String(), call.Get("function.arguments").Raw
+				name, args := call.Get("function.name").String(), call.Get("function.arguments")
 				if name == "" {
-					name, args = call.Get("custom.name").String(), call.Get("custom.input").Raw
+					name, args = call.Get("custom.name").String(), call.Get("custom.input")
 				}
-				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: call.Get("id").String(), Name: name, Args: args})
+				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: call.Get("id").String(), Name: name, Args: args.Raw, ArgsSpan: span(args)})
 				return true
 			})
 			if fc := msg.Get("function_call"); fc.Exists() {
-				name := fc.Get("name").String()
-				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: name, Name: name, Args: fc.Get("arguments").Raw})
+				name, args := fc.Get("name").String(), fc.Get("arguments")
+				c.Calls = append(c.Calls, ToolCall{Message: mi, ID: name, Name: name, Args: args.Raw, ArgsSpan: span(args)})
 			}
 		case "tool":
 			r := ToolResult{Message: mi, Path: base, CallID: msg.Get("tool_call_id").String()}

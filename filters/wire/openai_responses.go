@@ -21,20 +21,25 @@ func parseOpenAIResponses(root gjson.Result, c *Conversation) {
 		mi++
 		base := "input." + strconv.Itoa(mi)
 		typ, role := item.Get("type").String(), item.Get("role").String()
+		m := c.addMsg(item, role)
+		if role == "user" && (typ == "" || typ == "message") {
+			m.Prompt = true
+		}
 		switch typ {
 		case "function_call", "custom_tool_call", "local_shell_call":
 			c.assistantTurn(mi)
-			args := item.Get("arguments").Raw
+			argsV := item.Get("arguments")
 			if typ == "custom_tool_call" {
-				args = item.Get("input").Raw
+				argsV = item.Get("input")
 			} else if typ == "local_shell_call" {
-				args = item.Get("action").Raw
+				argsV = item.Get("action")
 			}
+			args := argsV.Raw
 			name := item.Get("name").String()
 			if typ == "local_shell_call" {
 				name = "local_shell"
 			}
-			c.Calls = append(c.Calls, ToolCall{Message: mi, ID: item.Get("call_id").String(), Name: name, Args: args})
+			c.Calls = append(c.Calls, ToolCall{Message: mi, ID: item.Get("call_id").String(), Name: name, Args: args, ArgsSpan: span(argsV)})
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 			r := ToolResult{Message: mi, Path: base, CallID: item.Get("call_id").String()}
 			if typ == "local_shell_call_output" && r.CallID == "" {
@@ -48,7 +53,8 @@ func parseOpenAIResponses(root gjson.Result, c *Conversation) {
 			// The call and its result are one item.
 			c.assistantTurn(mi)
 			id := item.Get("id").String()
-			c.Calls = append(c.Calls, ToolCall{Message: mi, ID: id, Name: item.Get("name").String(), Args: item.Get("arguments").Raw})
+			argsV := item.Get("arguments")
+			c.Calls = append(c.Calls, ToolCall{Message: mi, ID: id, Name: item.Get("name").String(), Args: argsV.Raw, ArgsSpan: span(argsV)})
 			r := ToolResult{Message: mi, Path: base, CallID: id, IsError: item.Get("error").Exists() && item.Get("error").Type != gjson.Null}
 			if out := item.Get("output"); out.Type == gjson.String {
 				r.Form = FormString

@@ -1,0 +1,76 @@
+package compress
+
+import "strings"
+
+// KeyLine limits: a summary keeps at most MaxKeyLines lines of at most
+// MaxKeyLineBytes each, so one noisy log cannot turn a one-line summary
+// back into the log.
+const (
+	MaxKeyLines     = 12
+	MaxKeyLineBytes = 400
+)
+
+// KeyLines returns the lines of a tool output an agent must not lose when
+// the rest of it goes: failing test ids, error and exception lines, run
+// summaries and failing exit notices, verbatim and in order, at most max
+// of them (MaxKeyLines when max <= 0). Lines longer than MaxKeyLineBytes
+// are left out rather than cut, so every line returned is byte-identical to
+// one of text's. more counts the key lines that did not fit.
+//
+// File contents are not logs: a read of source code is full of "Error"
+// identifiers, so callers ask only for outputs of commands and for results
+// the tool marked as errors.
+func KeyLines(text string, max int) (lines []string, more int) {
+	if max <= 0 {
+		max = MaxKeyLines
+	}
+	seen := make(map[string]struct{})
+	for rest := text; rest != ""; {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		l = strings.TrimSuffix(l, "\r")
+		if len(l) > MaxKeyLineBytes || strings.TrimSpace(l) == "" || !isKeyLine(l) {
+			continue
+		}
+		if _, dup := seen[l]; dup {
+			continue
+		}
+		seen[l] = struct{}{}
+		if len(lines) == max {
+			more++
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines, more
+}
+
+// Failed reports whether an output says the command behind it failed: a
+// failing test, a failing run summary, an exit notice or a traceback.
+func Failed(text string) bool {
+	for rest := text; rest != ""; {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		if len(l) > 2000 {
+			continue
+		}
+		t := strings.TrimSpace(l)
+		if isFailingTest(l) || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
+			isSummaryLine(l) && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error")) {
+			return true
+		}
+	}
+	return false
+}
+
+func isKeyLine(l string) bool {
+	if isFailingTest(l) || isSummaryLine(l) {
+		return true
+	}
+	if isErrorLine(l) {
+		// A pytest "E" detail line is the assertion itself: keep it. The
+		// traceback banner says nothing the exception line does not.
+		return !strings.Contains(l, "Traceback (most recent call last)")
+	}
+	return false
+}

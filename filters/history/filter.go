@@ -1,0 +1,329 @@
+package history
+
+import (
+	"context"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// FilterName is the pipeline step's name in reports and metrics.
+const FilterName = "tiers"
+
+// Defaults of Options.
+const (
+	DefaultKeepRecent    = 6
+	DefaultTriggerShare  = 0.60
+	DefaultTargetShare   = 0.35
+	DefaultInputMinBytes = 512
+)
+
+// Options is a profile's tier policy, fixed at start.
+type Options struct {
+	// KeepRecent is how many of the latest tool results stay byte-identical
+	// whatever the budget (seed 003's recentCallsToKeep).
+	KeepRecent int
+	// TriggerShare and TargetShare are shares of the model's context
+	// window: a request estimated above the trigger is brought down to the
+	// target. TriggerTokens and TargetTokens, when set, replace them with
+	// absolute figures (upstreams without a prompt cache, where every byte
+	// costs, or models missing from the window table).
+	TriggerShare, TargetShare   float64
+	TriggerTokens, TargetTokens int
+	// Window returns the model's context window in tokens (0: unknown).
+	Window func(model string) int
+	// InputMinBytes: string arguments of old calls longer than this (file
+	// bodies of writes and edits, patches) are summarised too; 0 takes the
+	// default, a negative value leaves call arguments alone.
+	InputMinBytes int
+	// Tool is the expand tool the summaries name.
+	Tool string
+}
+
+func (o Options) withDefaults() Options {
+	if o.KeepRecent <= 0 {
+		o.KeepRecent = DefaultKeepRecent
+	}
+	if o.TriggerShare <= 0 {
+		o.TriggerShare = DefaultTriggerShare
+	}
+	if o.TargetShare <= 0 || o.TargetShare >= o.TriggerShare {
+		o.TargetShare = min(DefaultTargetShare, o.TriggerShare/2)
+	}
+	if o.InputMinBytes == 0 {
+		o.InputMinBytes = DefaultInputMinBytes
+	}
+	if o.Tool == "" {
+		o.Tool = shadow.DefaultTool
+	}
+	return o
+}
+
+// budgetFor returns the budget for a model; ok=false when there is none
+// (no absolute figures and no known window): the tiers do not act.
+func (o Options) budgetFor(model string) (budget, bool) {
+	var b budget
+	switch {
+	case o.TriggerTokens > 0:
+		b.trigger = o.TriggerTokens * 4
+		b.target = o.TargetTokens * 4
+		if o.TargetTokens <= 0 || o.TargetTokens >= o.TriggerTokens {
+			b.target = b.trigger * 7 / 12 // the default shares' ratio, 35/60
+		}
+	case o.Window != nil:
+		w := o.Window(model)
+		if w <= 0 {
+			return b, false
+		}
+		b.trigger = int(float64(w)*o.TriggerShare) * 4
+		b.target = int(float64(w)*o.TargetShare) * 4
+	default:
+		return b, false
+	}
+	b.spacing = b.trigger - b.target
+	return b, b.trigger > 0
+}
+
+// Env is what one request brings: where originals go and whose they are.
+// A nil Store (an anonymous caller, no store) still gets summaries, without
+// the way back.
+type Env struct {
+	Ctx    context.Context
+	Store  shadow.Store
+	Tenant string
+	Keys   shadow.Keyring
+}
+
+// Stats says what one request's run did.
+type Stats struct {
+	// Step is how many times the cut has moved over the conversation's
+	// life, replayed from the request; 0 means the request is untouched.
+	Step int
+	// Summarized results and shortened call Inputs this request.
+	Summarized, Inputs int
+	// BytesCleared is what the summaries took out of the body.
+	BytesCleared int
+	// EstimatedBytes is the request's size as the budget counts it,
+	// before the rewrite.
+	EstimatedBytes int
+	References     int // summaries that point to a kept original
+	StoreErrors    int
+}
+
+// Filter is the tiers step for one request (it carries the request's
+// tenant and store). Not safe for concurrent use.
+type Filter struct {
+	opts  Options
+	env   Env
+	Stats Stats
+}
+
+// New returns the step for one request.
+func New(opts Options, env Env) *Filter {
+	if env.Ctx == nil {
+		env.Ctx = context.Background()
+	}
+	return &Filter{opts: opts.withDefaults(), env: env}
+}
+
+// Name implements pipeline.Filter.
+func (f *Filter) Name() string { return FilterName }
+
+// Rewrite implements pipeline.Filter. Below the trigger it returns nothing;
+// above it, every result of the groups before the cut becomes its summary
+// (in place: pairing with its call never changes) and long arguments of
+// their calls are shortened.
+func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	b, ok := f.opts.budgetFor(c.Model)
+	if !ok || len(c.Results) <= f.opts.KeepRecent {
+		return nil, nil
+	}
+	points := sizes(c)
+	f.Stats.EstimatedBytes = c.BodyBytes
+	if len(points) > 0 {
+		f.Stats.EstimatedBytes = points[len(points)-1].size
+	}
+	if !anyAbove(points, b.trigger) {
+		return nil, nil
+	}
+	groups := f.groups(c)
+	callsAt := make(map[int][]int) // message index → its calls, so grouping stays linear
+	for i, call := range c.Calls {
+		callsAt[call.Message] = append(callsAt[call.Message], i)
+	}
+	rewrites := make([][]rewrite, len(groups))
+	for g := range groups {
+		rewrites[g] = f.rewriteGroup(c, &groups[g], callsAt[groups[g].callMessage])
+	}
+	p := planCut(groups, points, b, f.opts.KeepRecent)
+	f.Stats.Step = p.steps
+	var edits []wire.Edit
+	var changes []pipeline.Change
+	for g := 0; g < p.cut; g++ {
+		for _, rw := range rewrites[g] {
+			edits = append(edits, rw.edits...)
+			f.keep(rw.kept)
+			f.Stats.BytesCleared += rw.saved
+			if rw.change != nil {
+				f.Stats.Summarized++
+				changes = append(changes, *rw.change)
+			} else {
+				f.Stats.Inputs++
+			}
+		}
+	}
+	return edits, changes
+}
+
+func anyAbove(points []point, limit int) bool {
+	for _, p := range points {
+		if p.size > limit {
+			return true
+		}
+	}
+	return false
+}
+
+// groups splits the results into the units the cut moves by.
+func (f *Filter) groups(c *wire.Conversation) []group {
+	var out []group
+	for i := range c.Results {
+		r := &c.Results[i]
+		key := r.CallMessage
+		if key < 0 {
+			key = -1 - r.Message
+		}
+		if n := len(out); n > 0 && out[n-1].callMessage == key {
+			out[n-1].last = i
+			out[n-1].end = max(out[n-1].end, r.Message)
+			continue
+		}
+		out = append(out, group{first: i, last: i, end: r.Message, callMessage: key})
+	}
+	return out
+}
+
+// rewrite is one value's summary: a result (change set) or a call's
+// arguments (change nil).
+type rewrite struct {
+	edits  []wire.Edit
+	kept   []keptValue
+	saved  int
+	change *pipeline.Change
+}
+
+// rewriteGroup builds the summaries of one group and records in it how
+// many bytes they save. It does no I/O: the originals are kept only for the
+// groups the plan cuts.
+func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rewrite {
+	var out []rewrite
+	if g.callMessage >= 0 && f.opts.InputMinBytes > 0 {
+		for _, i := range calls {
+			call := &c.Calls[i]
+			if in := summarizeInput(call, f.opts.InputMinBytes, f.ref); len(in.edits) > 0 {
+				out = append(out, rewrite{edits: in.edits, kept: in.kept, saved: in.saved})
+				g.saved += in.saved
+			}
+		}
+	}
+	for i := g.first; i <= g.last; i++ {
+		r := &c.Results[i]
+		if r.TurnsAgo == 0 {
+			continue // the model has not answered it yet: never old
+		}
+		ex := exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: argsObject(r.Args), isError: r.IsError}
+		var rw rewrite
+		before, after := 0, 0
+		for _, t := range r.Texts {
+			ex.text = t.Text
+			id, hint := f.ref(t.Text)
+			s := summarizeResult(ex, hint)
+			e := wire.SetString(t.Span, s)
+			if len(e.Raw) >= t.Span.End-t.Span.Start {
+				continue // already short: a summary would not save anything
+			}
+			rw.edits = append(rw.edits, e)
+			rw.kept = append(rw.kept, keptValue{id: id, value: t.Text})
+			before += len(t.Text)
+			after += len(s)
+			rw.saved += t.Span.End - t.Span.Start - len(e.Raw)
+		}
+		for _, j := range r.JSON {
+			// Gemini's functionResponse.response and Bedrock's json block
+			// must stay objects: the summary goes in as {"output": …}, or
+			// {"error": …} for a result that reported one.
+			if !gjson.Parse(j.Raw).IsObject() {
+				continue
+			}
+			ex.text = j.Raw
+			id, hint := f.ref(j.Raw)
+			key := `{"output":`
+			if r.IsError {
+				key = `{"error":`
+			}
+			s := summarizeResult(ex, hint)
+			raw := append([]byte(key), wire.QuoteString(s)...)
+			raw = append(raw, '}')
+			if len(raw) >= len(j.Raw) {
+				continue
+			}
+			rw.edits = append(rw.edits, wire.Edit{Span: j.Span, Raw: raw})
+			rw.kept = append(rw.kept, keptValue{id: id, value: j.Raw})
+			before += len(j.Raw)
+			after += len(raw)
+			rw.saved += len(j.Raw) - len(raw)
+		}
+		if len(rw.edits) == 0 {
+			continue
+		}
+		rw.change = &pipeline.Change{
+			Filter:      FilterName,
+			Ordinal:     r.Ordinal,
+			CallID:      r.CallID,
+			ToolName:    r.ToolName,
+			IsError:     r.IsError,
+			BytesBefore: before,
+			BytesAfter:  after,
+			LinesBefore: clamp.CountLines(ex.text),
+			LinesAfter:  1,
+			Detail:      string(ex.category),
+		}
+		g.saved += rw.saved
+		out = append(out, rw)
+	}
+	return out
+}
+
+// ref returns the shadow id and the expand hint for an original, or two
+// empty strings when this request cannot keep originals. The id depends
+// only on the tenant and the bytes, so the summary is the same on every
+// turn and on every replica.
+func (f *Filter) ref(value string) (id, hint string) {
+	if f.env.Store == nil || f.env.Tenant == "" {
+		return "", ""
+	}
+	id = f.env.Keys.ID(f.env.Tenant, []byte(value))
+	return id, expandHint(f.opts.Tool, id)
+}
+
+// keep stores the originals the request's summaries point to, touching
+// those already there. A failure does not change the summary (its bytes
+// must not depend on the store's health, or one slow second would break
+// the provider's cache for the rest of the session); it is counted, and an
+// expansion of that id reports the original missing.
+func (f *Filter) keep(values []keptValue) {
+	for _, v := range values {
+		if v.id == "" {
+			continue
+		}
+		if err := shadow.Keep(f.env.Ctx, f.env.Store, f.env.Tenant, shadow.Original, v.id, []byte(v.value)); err != nil {
+			f.Stats.StoreErrors++
+			continue
+		}
+		f.Stats.References++
+	}
+}

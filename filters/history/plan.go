@@ -1,0 +1,106 @@
+package history
+
+import "github.com/toolproc/toolproc/filters/wire"
+
+// group is the unit the cut moves by: the results that answer one assistant
+// message (its parallel calls), so a message is rewritten once, whole, and
+// a call and its results are always old or recent together.
+type group struct {
+	first, last int // result ordinals, inclusive
+	end         int // the message index holding the group's last result
+	callMessage int // the assistant message holding the calls, -1 if none
+	saved       int // bytes summarising the group takes out of the body
+}
+
+// budget is when the tiers act, in estimated bytes (tokens × 4, the
+// estimate the overflow ladder uses too).
+type budget struct {
+	trigger int // a request above it is cut
+	target  int // ... down to here, as far as the recent exchanges allow
+	spacing int // the least growth between two steps (trigger − target)
+}
+
+// plan is where the cut falls for a conversation.
+type plan struct {
+	cut   int // groups [0, cut) are summarised
+	steps int // how many times the cut moved, replaying the conversation's growth
+	size  int // estimated bytes of the whole request before the rewrite
+}
+
+// sizes lists, for every message a request can end with (anything but
+// model output), the estimated bytes of the request that ended there: the
+// bytes outside the message list, the messages up to it, less the thinking
+// blocks the provider drops from earlier turns. It is a pure function of
+// the request, and every earlier request of an append-only conversation is
+// one of these prefixes, so it sees the same sizes.
+func sizes(c *wire.Conversation) (points []point) {
+	if len(c.Msgs) == 0 {
+		return nil
+	}
+	listStart := c.Msgs[0].Span.Start
+	fixed := c.BodyBytes - (c.Msgs[len(c.Msgs)-1].Span.End - listStart)
+	thinking, dropped := 0, 0
+	for m, msg := range c.Msgs {
+		if msg.Prompt {
+			// A new user turn: thinking of every earlier turn stops counting.
+			dropped = thinking
+		}
+		thinking += msg.Thinking
+		if msg.Assistant {
+			continue
+		}
+		points = append(points, point{msg: m, size: fixed + msg.Span.End - listStart - dropped})
+	}
+	return points
+}
+
+type point struct {
+	msg  int // message index
+	size int // estimated request bytes when the request ends there
+}
+
+// planCut replays the conversation's growth point by point and moves the
+// cut each time the rewritten request passes the trigger: to the first
+// group boundary that brings it to the target, never into the last keep
+// results. After a step the next one waits until the request has grown by
+// the spacing again, so steps stay rare even when the target cannot be
+// reached. Since every earlier request replays the same points, turn N+1
+// repeats turn N's cut until the next step.
+func planCut(groups []group, points []point, b budget, keep int) plan {
+	p := plan{}
+	if len(points) == 0 {
+		return p
+	}
+	p.size = points[len(points)-1].size
+	saved := make([]int, len(groups)+1) // saved[g]: bytes out when groups < g are summarised
+	results := make([]int, len(groups)+1)
+	for g, gr := range groups {
+		saved[g+1] = saved[g] + gr.saved
+		results[g+1] = results[g] + gr.last - gr.first + 1
+	}
+	next := b.trigger
+	done := 0 // groups whose last result is at or before the point
+	for _, pt := range points {
+		for done < len(groups) && groups[done].end <= pt.msg {
+			done++
+		}
+		if pt.size-saved[p.cut] <= next {
+			continue
+		}
+		maxCut := p.cut
+		for maxCut < done && results[done]-results[maxCut+1] >= keep {
+			maxCut++
+		}
+		if maxCut == p.cut {
+			continue
+		}
+		c := p.cut + 1
+		for c < maxCut && pt.size-saved[c] > b.target {
+			c++
+		}
+		p.cut = c
+		p.steps++
+		next = max(b.trigger, pt.size-saved[c]+b.spacing)
+	}
+	return p
+}
