@@ -106,7 +106,8 @@ type requestRewrite struct {
 // references) → clamp (the floor) → expand_context tool.
 //
 // expand_context is offered on every request that could get a reference
-// and declares tools, whether or not this one got any: the tools list
+// and declares tools (or carries tool results), whether or not this one
+// got any: the tools list
 // starts every cached prompt prefix, so a tool appearing mid-session would
 // make the provider re-read the whole conversation at the cache-write
 // price (docs.anthropic.com/en/docs/build-with-claude/prompt-caching: tools
@@ -145,7 +146,10 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	if hf != nil {
 		refs += hf.Stats.Summarized + hf.Stats.Inputs // each names the tool
 	}
-	if refs == 0 && (!(p.Compress.Enabled || p.Tiers.Enabled) || !wire.DeclaresTools(ep.Dialect, body)) {
+	// A conversation with tool results but no tools list (some harnesses
+	// send history only) gets the tool from its first result on.
+	offer := wire.DeclaresTools(ep.Dialect, body) || rep.Results > 0
+	if refs == 0 && (!(p.Compress.Enabled || p.Tiers.Enabled) || !offer) {
 		return rr, nil
 	}
 	injected, changed, ierr := wire.InjectExpandTool(ep.Dialect, out)

@@ -63,10 +63,21 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// hardShare of the window is where a step is taken even if the last one
+// was recent: past it the provider's answer (max_tokens) may no longer fit.
+const hardShare = 1.0
+
 // budgetFor returns the budget for a model; ok=false when there is none
 // (no absolute figures and no known window): the tiers do not act.
 func (o Options) budgetFor(model string) (budget, bool) {
 	var b budget
+	w := 0
+	if o.Window != nil {
+		w = o.Window(model)
+	}
+	if w > 0 {
+		b.hard = int(float64(w)*hardShare) * 4
+	}
 	switch {
 	case o.TriggerTokens > 0:
 		b.trigger = o.TriggerTokens * 4
@@ -74,11 +85,7 @@ func (o Options) budgetFor(model string) (budget, bool) {
 		if o.TargetTokens <= 0 || o.TargetTokens >= o.TriggerTokens {
 			b.target = b.trigger * 7 / 12 // the default shares' ratio, 35/60
 		}
-	case o.Window != nil:
-		w := o.Window(model)
-		if w <= 0 {
-			return b, false
-		}
+	case w > 0:
 		b.trigger = int(float64(w)*o.TriggerShare) * 4
 		b.target = int(float64(w)*o.TargetShare) * 4
 	default:
@@ -231,10 +238,11 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		}
 	}
 	for i := g.first; i <= g.last; i++ {
+		// Nothing here may depend on later messages (TurnsAgo would): the
+		// savings decide the cut at every earlier point of the replay, and
+		// the next request must replay them the same. The newest results
+		// are never cut anyway (keep_recent >= 1).
 		r := &c.Results[i]
-		if r.TurnsAgo == 0 {
-			continue // the model has not answered it yet: never old
-		}
 		ex := exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: argsObject(r.Args), isError: r.IsError}
 		var rw rewrite
 		before, after := 0, 0

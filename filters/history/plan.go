@@ -18,6 +18,10 @@ type budget struct {
 	trigger int // a request above it is cut
 	target  int // ... down to here, as far as the recent exchanges allow
 	spacing int // the least growth between two steps (trigger − target)
+	// hard is the size past which a step is taken whatever the spacing
+	// (0: none): near the window a cache break is cheaper than the
+	// provider's overflow error.
+	hard int
 }
 
 // plan is where the cut falls for a conversation.
@@ -64,7 +68,7 @@ type point struct {
 // group boundary that brings it to the target, never into the last keep
 // results. After a step the next one waits until the request has grown by
 // the spacing again, so steps stay rare even when the target cannot be
-// reached. Since every earlier request replays the same points, turn N+1
+// reached, unless the request passes the hard limit. Since every earlier request replays the same points, turn N+1
 // repeats turn N's cut until the next step.
 func planCut(groups []group, points []point, b budget, keep int) plan {
 	p := plan{}
@@ -84,7 +88,7 @@ func planCut(groups []group, points []point, b budget, keep int) plan {
 		for done < len(groups) && groups[done].end <= pt.msg {
 			done++
 		}
-		if pt.size-saved[p.cut] <= next {
+		if cur := pt.size - saved[p.cut]; cur <= next && (b.hard == 0 || cur <= b.hard) {
 			continue
 		}
 		maxCut := p.cut
@@ -103,4 +107,15 @@ func planCut(groups []group, points []point, b budget, keep int) plan {
 		next = max(b.trigger, pt.size-saved[c]+b.spacing)
 	}
 	return p
+}
+
+// Estimate is the request's size as the tiers count it: bytes, less the
+// thinking blocks of earlier turns the provider drops. Divide by four for
+// tokens.
+func Estimate(c *wire.Conversation) int {
+	points := sizes(c)
+	if len(points) == 0 || points[len(points)-1].msg != len(c.Msgs)-1 {
+		return c.BodyBytes
+	}
+	return points[len(points)-1].size
 }

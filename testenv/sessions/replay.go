@@ -1,0 +1,319 @@
+package sessions
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/history"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// Rewrite is the request rewrite under test: the body a client sent to
+// path in, the body the provider gets out, and the tier step it reports
+// (x-toolproc-tiers).
+type Rewrite func(path string, body []byte) (out []byte, step int, err error)
+
+// Prices of the prompt-cache models, relative to an uncached input token.
+// Anthropic: cache reads 0.1×, cache writes 1.25× (5-minute cache), and a
+// request writes everything past the cached prefix
+// (docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing).
+// OpenAI: cached input at 0.5× (the discount of its first cached models;
+// newer ones give more), nothing extra to write
+// (platform.openai.com/docs/guides/prompt-caching).
+const (
+	anthropicRead, anthropicWrite = 0.10, 1.25
+	openAIRead, openAIWrite       = 0.50, 1.00
+)
+
+// Result is one session replayed in one dialect.
+type Result struct {
+	Session string
+	Dialect wire.Dialect
+	// Requests is the number of turns (requests) in the session.
+	Requests int
+	// Bytes sent over the session and the largest request, raw and
+	// rewritten.
+	RawBytes, OutBytes     int64
+	RawLargest, OutLargest int
+	// RawFit and OutFit count the turns before the first request over the
+	// window (as the provider counts: thinking of earlier turns dropped);
+	// equal to Requests when none was over.
+	RawFit, OutFit int
+	// Cost of the session's input under each cache model, in tokens at
+	// the uncached price.
+	RawCostA, OutCostA float64
+	RawCostO, OutCostO float64
+	// Breaks counts rewritten requests that did not extend the previous
+	// one: some message sent before changed, so the provider's cached
+	// prefix ended early.
+	Breaks int
+	// BreaksOffStep are the breaks on a request where the tier step did
+	// not change (expand_context first offered, a per-result compression).
+	BreaksOffStep int
+	// Steps is the last request's tier step; StepsTooClose counts steps
+	// that came less than a quarter of the window after the previous one.
+	Steps, StepsTooClose int
+	// Invariants, each should be 0: pairs broken, recent results changed,
+	// key lines of a summarised result lost, system prompt or first user
+	// message changed, rewrite errors.
+	PairingErrors, RecentChanged, KeyLinesLost, HeadChanged, Errors int
+}
+
+// Replay sends every request of one session (in the dialect's shape)
+// through rw and measures it against the raw requests. window is in
+// tokens; keep is the tiers' keep_recent (the results that must stay).
+func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int) Result {
+	res := Result{Session: s.Name, Dialect: d}
+	reqs, path := s.Anthropic, "/v1/messages"
+	if d == wire.OpenAIChat {
+		reqs, path = s.OpenAI, "/v1/chat/completions"
+	}
+	res.Requests = len(reqs)
+	var prevRaw, prevOut [][]byte
+	rawOver, outOver := false, false
+	lastStep, lastStepSize := 0, 0
+	for _, raw := range reqs {
+		out, step, err := rw(path, raw)
+		if err != nil {
+			res.Errors++
+			out = raw
+		}
+		rc, err1 := wire.Parse(d, raw)
+		oc, err2 := wire.Parse(d, out)
+		if err1 != nil || err2 != nil {
+			res.Errors++
+			continue
+		}
+		res.RawBytes += int64(len(raw))
+		res.OutBytes += int64(len(out))
+		res.RawLargest = max(res.RawLargest, len(raw))
+		res.OutLargest = max(res.OutLargest, len(out))
+		rawEst, outEst := history.Estimate(rc), history.Estimate(oc)
+		if !rawOver && rawEst > window*4 {
+			rawOver = true
+		}
+		if !rawOver {
+			res.RawFit++
+		}
+		if !outOver && outEst > window*4 {
+			outOver = true
+		}
+		if !outOver {
+			res.OutFit++
+		}
+		rs, os := segments(d, raw), segments(d, out)
+		res.RawCostA += cost(prevRaw, rs, anthropicRead, anthropicWrite)
+		res.RawCostO += cost(prevRaw, rs, openAIRead, openAIWrite)
+		res.OutCostA += cost(prevOut, os, anthropicRead, anthropicWrite)
+		res.OutCostO += cost(prevOut, os, openAIRead, openAIWrite)
+		if prevOut != nil && common(prevOut, os) < len(prevOut) {
+			res.Breaks++
+			if step == lastStep {
+				res.BreaksOffStep++
+			}
+		}
+		prevRaw, prevOut = rs, os
+		if step > lastStep {
+			// Steps must be at least a quarter of the window apart in the
+			// conversation's growth (window tokens × 4 bytes / 4).
+			if lastStep > 0 && rawEst-lastStepSize < window {
+				res.StepsTooClose++
+			}
+			lastStep, lastStepSize = step, rawEst
+		}
+		res.Steps = step
+		res.PairingErrors += pairing(rc, oc)
+		res.RecentChanged += recent(rc, oc, keep)
+		res.KeyLinesLost += keyLines(rc, oc)
+		if !head(d, raw, out) {
+			res.HeadChanged++
+		}
+	}
+	return res
+}
+
+// segments splits a request the way a prompt cache sees it: what comes
+// before the messages (tools, system: they start every cached prefix) as
+// one segment, then one per message. Fields after the messages that are
+// not tools or system (model, max_tokens) are left out: they are not
+// prompt.
+func segments(d wire.Dialect, body []byte) [][]byte {
+	root := gjson.ParseBytes(body)
+	var head bytes.Buffer
+	head.WriteString(root.Get("tools").Raw)
+	head.WriteString(root.Get("system").Raw)
+	out := [][]byte{head.Bytes()}
+	root.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		out = append(out, []byte(m.Raw))
+		return true
+	})
+	return out
+}
+
+// common is how many leading segments two requests share.
+func common(a, b [][]byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && bytes.Equal(a[n], b[n]) {
+		n++
+	}
+	return n
+}
+
+// cost prices one request given the one before it: the shared prefix is
+// read from the cache, the rest written (Anthropic) or sent (OpenAI).
+func cost(prev, cur [][]byte, read, write float64) float64 {
+	k := 0
+	if prev != nil {
+		k = common(prev, cur)
+	}
+	cached, rest := 0, 0
+	for i, s := range cur {
+		if i < k {
+			cached += len(s)
+		} else {
+			rest += len(s)
+		}
+	}
+	return (read*float64(cached) + write*float64(rest)) / 4
+}
+
+// pairing counts broken tool pairs: a result or call missing, moved or
+// re-paired by the rewrite.
+func pairing(raw, out *wire.Conversation) int {
+	bad := 0
+	if len(raw.Results) != len(out.Results) || len(raw.Calls) != len(out.Calls) || raw.Messages != out.Messages {
+		return 1 + abs(len(raw.Results)-len(out.Results)) + abs(len(raw.Calls)-len(out.Calls))
+	}
+	for i := range raw.Results {
+		a, b := raw.Results[i], out.Results[i]
+		if a.CallID != b.CallID || a.Message != b.Message || a.CallMessage != b.CallMessage {
+			bad++
+		}
+	}
+	for i := range raw.Calls {
+		if raw.Calls[i].ID != out.Calls[i].ID || raw.Calls[i].Name != out.Calls[i].Name {
+			bad++
+		}
+	}
+	return bad
+}
+
+// recent counts the last keep results the tiers touched: they must reach
+// the provider as the client sent them, not summarised.
+func recent(raw, out *wire.Conversation, keep int) int {
+	bad := 0
+	for i := max(0, len(raw.Results)-keep); i < len(raw.Results) && i < len(out.Results); i++ {
+		for _, t := range out.Results[i].Texts {
+			if strings.HasPrefix(t.Text, history.Prefix) {
+				bad++
+				break
+			}
+		}
+	}
+	return bad
+}
+
+// keyLines counts error lines, failing tests and run summaries of
+// summarised command outputs that the summary lost.
+func keyLines(raw, out *wire.Conversation) int {
+	lost := 0
+	for i := range raw.Results {
+		if i >= len(out.Results) {
+			break
+		}
+		r, o := raw.Results[i], out.Results[i]
+		cat := history.Categorize(r.ToolName, r.Args)
+		for k, t := range o.Texts {
+			if !strings.HasPrefix(t.Text, history.Prefix) || k >= len(r.Texts) {
+				continue
+			}
+			if cat != history.Terminal && cat != history.Other && !r.IsError {
+				continue
+			}
+			lines, _ := compress.KeyLines(r.Texts[k].Text, compress.MaxKeyLines)
+			for _, l := range lines {
+				if !strings.Contains(t.Text, "\n"+l) {
+					lost++
+				}
+			}
+		}
+	}
+	return lost
+}
+
+// head reports whether the system prompt and the first user message reach
+// the provider as sent.
+func head(d wire.Dialect, raw, out []byte) bool {
+	r, o := gjson.ParseBytes(raw), gjson.ParseBytes(out)
+	if r.Get("system").Raw != o.Get("system").Raw {
+		return false
+	}
+	first := func(v gjson.Result) string {
+		s := ""
+		v.Get("messages").ForEach(func(_, m gjson.Result) bool {
+			if m.Get("role").String() == "user" {
+				s = m.Raw
+				return false
+			}
+			if d == wire.OpenAIChat && m.Get("role").String() == "system" && s == "" {
+				s = m.Raw // the system message comes first; keep looking for the user
+			}
+			return true
+		})
+		return s
+	}
+	sys := func(v gjson.Result) string { return v.Get("messages.0").Raw }
+	return first(r) == first(o) && (d != wire.OpenAIChat || sys(r) == sys(o))
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// Totals sums results.
+func Totals(rs []Result) Result {
+	t := Result{Session: "all"}
+	for _, r := range rs {
+		t.Requests += r.Requests
+		t.RawBytes += r.RawBytes
+		t.OutBytes += r.OutBytes
+		t.RawLargest = max(t.RawLargest, r.RawLargest)
+		t.OutLargest = max(t.OutLargest, r.OutLargest)
+		t.RawFit += r.RawFit
+		t.OutFit += r.OutFit
+		t.RawCostA += r.RawCostA
+		t.OutCostA += r.OutCostA
+		t.RawCostO += r.RawCostO
+		t.OutCostO += r.OutCostO
+		t.Breaks += r.Breaks
+		t.BreaksOffStep += r.BreaksOffStep
+		t.Steps += r.Steps
+		t.StepsTooClose += r.StepsTooClose
+		t.PairingErrors += r.PairingErrors
+		t.RecentChanged += r.RecentChanged
+		t.KeyLinesLost += r.KeyLinesLost
+		t.HeadChanged += r.HeadChanged
+		t.Errors += r.Errors
+	}
+	return t
+}
+
+// Row formats a result as one Markdown table row (see Header).
+func (r Result) Row() string {
+	return fmt.Sprintf("| %s | %s | %d | %d | %.1f%% | %d | %d | %d | %d | %.3f | %.3f | %d | %d | %d/%d/%d/%d/%d |",
+		r.Session, r.Dialect, r.Requests, r.RawBytes, 100*(1-float64(r.OutBytes)/float64(max(r.RawBytes, 1))),
+		r.RawLargest, r.OutLargest, r.RawFit, r.OutFit,
+		r.OutCostA/max(r.RawCostA, 1), r.OutCostO/max(r.RawCostO, 1), r.Steps, r.Breaks,
+		r.PairingErrors, r.RecentChanged, r.KeyLinesLost, r.HeadChanged, r.Errors)
+}
+
+// Header is the Markdown table header for Row.
+const Header = "| session | dialect | turns | raw bytes | bytes saved | largest raw | largest out | turns fit raw | turns fit out | cost × (Anthropic) | cost × (OpenAI) | steps | prefix breaks | pairing/recent/keylines/head/errors |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"

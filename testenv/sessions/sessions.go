@@ -1,0 +1,133 @@
+// Package sessions replays recorded agent sessions through a request
+// rewrite and measures what a provider would see over the whole session:
+// bytes sent, the largest request, how many turns fit a context window,
+// prompt-cache cost, prefix breaks and tool pairing. A rewrite is judged
+// here, at the level of a session, not one request at a time.
+//
+// A session is one JSON line holding its final request (every earlier
+// request of an append-only conversation is a prefix of it):
+// {session, model, system, tools, messages} as Anthropic Messages and
+// {openai_messages, openai_tools} as OpenAI Chat.
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// Session is one recorded conversation.
+type Session struct {
+	Name string
+	// Anthropic and OpenAI are the requests of every turn, in order: the
+	// body the agent sent before each assistant turn.
+	Anthropic [][]byte
+	OpenAI    [][]byte
+}
+
+// Load reads a sessions file (one JSON object per line).
+func Load(path string) ([]Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// Read parses sessions from r.
+func Read(r io.Reader) ([]Session, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	var out []Session
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if !gjson.ValidBytes(line) {
+			return nil, fmt.Errorf("line %d: not JSON", n)
+		}
+		s, err := parse(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+// model names the sessions' requests: the window table knows it, so a
+// replay at the model's own window is possible, and the benchmark can
+// override the window for "a window the raw session overflows".
+const model = "claude-sonnet-4-5"
+
+func parse(line []byte) (Session, error) {
+	rec := gjson.ParseBytes(line)
+	s := Session{Name: rec.Get("session").String()}
+	msgs := rec.Get("messages").Array()
+	for i, m := range msgs {
+		// A request ends with each user message: the agent sends it and
+		// the model answers.
+		if m.Get("role").String() != "user" {
+			continue
+		}
+		body := `{"model":"` + model + `","max_tokens":4096}`
+		var err error
+		if sys := rec.Get("system"); sys.Exists() {
+			body, err = sjson.SetRaw(body, "system", sys.Raw)
+		}
+		if t := rec.Get("tools"); err == nil && t.IsArray() {
+			body, err = sjson.SetRaw(body, "tools", t.Raw)
+		}
+		if err == nil {
+			body, err = sjson.SetRaw(body, "messages", rawList(msgs[:i+1]))
+		}
+		if err != nil {
+			return s, err
+		}
+		s.Anthropic = append(s.Anthropic, []byte(body))
+	}
+	om := rec.Get("openai_messages").Array()
+	for i, m := range om {
+		// A request ends where the assistant answers next (or the list
+		// ends): after the last tool message or user text of a turn.
+		if m.Get("role").String() == "assistant" || m.Get("role").String() == "system" {
+			continue
+		}
+		if i+1 < len(om) && om[i+1].Get("role").String() != "assistant" {
+			continue
+		}
+		body := `{"model":"gpt-4o"}`
+		var err error
+		if t := rec.Get("openai_tools"); t.IsArray() {
+			body, err = sjson.SetRaw(body, "tools", t.Raw)
+		}
+		if err == nil {
+			body, err = sjson.SetRaw(body, "messages", rawList(om[:i+1]))
+		}
+		if err != nil {
+			return s, err
+		}
+		s.OpenAI = append(s.OpenAI, []byte(body))
+	}
+	return s, nil
+}
+
+func rawList(items []gjson.Result) string {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(it.Raw)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
