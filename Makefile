@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test check-deps node-deps vet validate e2e bench fuzz lint fmt clean
+.PHONY: run build test check-deps node-deps vet validate e2e bench bench-sessions fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -49,6 +49,14 @@ validate:
 # End-to-end tests through the Envoy stand-in only.
 e2e:
 	$(GO) test -race -count=1 -run 'E2E' ./testenv/...
+
+# Replays recorded agent sessions through the default profile: bytes sent,
+# the largest request, turns that fit a window, prompt-cache cost, prefix
+# breaks, pairing. SESSIONS defaults to the session corpus beside the
+# checkout when present, else the committed sample.
+SESSIONS ?= $(firstword $(wildcard ../shared/sessions/sessions.jsonl) testenv/sessions/testdata/sample.jsonl)
+bench-sessions:
+	$(GO) run ./testenv/cmd/sessions -file $(SESSIONS) $(SESSIONS_FLAGS)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...

@@ -267,7 +267,9 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			if !gjson.Parse(j.Raw).IsObject() {
 				continue
 			}
-			ex.text = j.Raw
+			// The summary reads the object's longest string (the output
+			// itself); the original kept is the whole object.
+			ex.text = longestString(j.Raw)
 			id, hint := f.ref(j.Raw)
 			key := `{"output":`
 			if r.IsError {
@@ -334,4 +336,21 @@ func (f *Filter) keep(values []keptValue) {
 		}
 		f.Stats.References++
 	}
+}
+
+// longestString is the longest top-level string of a JSON object, decoded
+// (a Gemini response's "output"), or the raw object when it has none.
+func longestString(raw string) string {
+	best := ""
+	found := false
+	gjson.Parse(raw).ForEach(func(_, v gjson.Result) bool {
+		if v.Type == gjson.String && (!found || len(v.Str) > len(best)) {
+			best, found = v.Str, true
+		}
+		return true
+	})
+	if !found {
+		return raw
+	}
+	return best
 }

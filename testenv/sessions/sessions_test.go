@@ -29,8 +29,8 @@ func TestSessionSample(t *testing.T) {
 
 // TestSessionCorpus is the same over every session of the full corpus.
 func TestSessionCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
+	if testing.Short() || raceEnabled {
+		t.Skip("the corpus replay runs without -short and -race (make bench-sessions)")
 	}
 	if _, err := os.Stat(corpusFile); err != nil {
 		t.Skip("no session corpus beside this checkout")

@@ -1,0 +1,251 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/filters/wire/wiretest"
+)
+
+func TestCategorize(t *testing.T) {
+	for _, tc := range []struct {
+		name, args string
+		want       Category
+	}{
+		{"Read", `{"file_path":"/src/a.ts"}`, Read},
+		{"Edit", `{"file_path":"a","old_string":"x","new_string":"y"}`, Write},
+		{"Bash", `{"command":"npm test"}`, Terminal},
+		{"Grep", `{"pattern":"foo"}`, Search},
+		{"shell", `"{\"command\":[\"bash\",\"-lc\",\"ls\"]}"`, Terminal}, // Codex, JSON-string arguments
+		{"apply_patch", `{"input":"*** Begin Patch"}`, Write},
+		{"run_in_terminal", `{"command":"go test"}`, Terminal},
+		{"semantic_search", `{"query":"auth"}`, Search},
+		{"str_replace_editor", `{"command":"view","path":"/a.py"}`, Read},
+		{"str_replace_editor", `{"command":"create","path":"/a.py","file_text":"x"}`, Write},
+		{"execute_bash", `{"command":"ls"}`, Terminal},
+		{"mcp__fs__read_file", `{"path":"a"}`, Read},
+		{"frobnicate", `{"cmd":"make"}`, Terminal}, // unknown: by shape
+		{"frobnicate", `{"path":"a","content":"b"}`, Write},
+		{"frobnicate", `{"query":"x"}`, Search},
+		{"frobnicate", `{"url":"https://x"}`, Read},
+		{"frobnicate", `{}`, Other},
+		{"frobnicate", `"not json`, Other},
+	} {
+		if got := Categorize(tc.name, tc.args); got != tc.want {
+			t.Errorf("Categorize(%s, %s) = %s, want %s", tc.name, tc.args, got, tc.want)
+		}
+	}
+}
+
+// The seed's examples, in this package's words: a read says what was read,
+// a failed command keeps its failing test and error lines verbatim.
+func TestSummaryLines(t *testing.T) {
+	read := summarizeResult(exchange{category: Read, tool: "read_file", args: argsObject(`{"path":"/src/foo.ts","startLine":1,"endLine":50}`),
+		text: strings.Repeat("export const x = 1;\n", 50)}, "")
+	if want := "[Earlier: Read /src/foo.ts lines 1-50 — 50 lines, 1,000 bytes]"; read != want {
+		t.Errorf("read summary %q, want %q", read, want)
+	}
+	log := "PASS src/bar.test.ts\nFAIL src/foo.test.ts\n  ✕ should handle edge case (15ms)\n    Error: Expected 42 but got undefined\n" +
+		"      at Object.<anonymous> (foo.test.ts:23:5)\nTests:       1 failed, 12 passed, 13 total\n"
+	ran := summarizeResult(exchange{category: Terminal, tool: "run_in_terminal", args: argsObject(`{"command":"npm test"}`), text: log},
+		expandHint("expand_context", "sh_0123456789abcdef0123456789abcdef"))
+	for _, want := range []string{"[Earlier: Ran `npm test` — FAILED, ", `expand_context {"id":"sh_0123456789abcdef0123456789abcdef"} returns it]`,
+		"\nFAIL src/foo.test.ts", "\n  ✕ should handle edge case (15ms)", "\n    Error: Expected 42 but got undefined",
+		"\nTests:       1 failed, 12 passed, 13 total"} {
+		if !strings.Contains(ran, want) {
+			t.Errorf("command summary lacks %q:\n%s", want, ran)
+		}
+	}
+	if strings.Contains(ran, "PASS src/bar.test.ts") {
+		t.Errorf("a passing line is not a key line:\n%s", ran)
+	}
+	errRead := summarizeResult(exchange{category: Read, tool: "Read", args: argsObject(`{"file_path":"/nope"}`), isError: true,
+		text: "File does not exist."}, "")
+	if !strings.Contains(errRead, "ERROR") || !strings.HasSuffix(errRead, "\nFile does not exist.") {
+		t.Errorf("an error result keeps its message: %q", errRead)
+	}
+}
+
+func TestPatchInputSummary(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: src/a.go\n@@\n-old\n+new\n+more\n*** Add File: src/b.go\n+x\n*** End Patch\n" + strings.Repeat("\n", 600)
+	call := wire.ToolCall{Args: string(wire.QuoteString(patch)), Name: "apply_patch"}
+	call.ArgsSpan = wire.Span{Start: 0, End: len(call.Args)}
+	rw := summarizeInput(&call, 512, func(string) (string, string) { return "", "" })
+	if len(rw.edits) != 1 {
+		t.Fatalf("%d edits", len(rw.edits))
+	}
+	got := string(rw.edits[0].Raw)
+	if !strings.Contains(got, "update src/a.go +2 -1, add src/b.go +1 -0") {
+		t.Errorf("patch summary %s", got)
+	}
+}
+
+// results builds n command outputs of size bytes, the i-th failing when
+// fail(i).
+func results(n, size int, fail func(int) bool) []string {
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for j := 0; b.Len() < size; j++ {
+			fmt.Fprintf(&b, "tests/test_mod%d.py::test_case_%d PASSED\n", i, j)
+		}
+		if fail(i) {
+			fmt.Fprintf(&b, "FAILED tests/test_mod%d.py::test_edge - AssertionError: expected 42\n===== 1 failed, 40 passed in 1.2s =====\n", i)
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+func runTiers(t *testing.T, d wire.Dialect, body []byte, opts Options, env Env) ([]byte, *Filter) {
+	t.Helper()
+	f := New(opts, env)
+	out, _, err := pipeline.New(f).Run(d, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, f
+}
+
+// Every dialect: below the trigger nothing changes; above it old results
+// become summaries in place, the newest keep_recent stay byte-identical,
+// pairing holds, error lines survive, and the originals are in the store.
+func TestTiersEveryDialect(t *testing.T) {
+	outs := results(12, 6000, func(i int) bool { return i%3 == 0 })
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			body := wiretest.Request(d, outs...)
+			store := shadow.NewMemory(shadow.MemoryOptions{})
+			defer store.Close()
+			env := Env{Ctx: context.Background(), Store: store, Tenant: "t1", Keys: shadow.NewKeyring([]byte("secret"))}
+
+			calm, f := runTiers(t, d, body, Options{TriggerTokens: len(body), TargetTokens: len(body) / 8}, env)
+			if !bytes.Equal(calm, body) || f.Stats.Step != 0 {
+				t.Fatalf("below the trigger the body changed (step %d)", f.Stats.Step)
+			}
+
+			opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5}
+			out, f := runTiers(t, d, body, opts, env)
+			if f.Stats.Step == 0 || f.Stats.Summarized == 0 {
+				t.Fatalf("above the trigger nothing happened: %+v", f.Stats)
+			}
+			if err := wiretest.CheckPairing(d, out); err != nil {
+				t.Fatal(err)
+			}
+			if !jsonsafe.Valid(out) {
+				t.Fatal("invalid JSON")
+			}
+			before, _ := wire.Parse(d, body)
+			after, _ := wire.Parse(d, out)
+			if len(after.Results) != len(before.Results) {
+				t.Fatalf("%d results, want %d", len(after.Results), len(before.Results))
+			}
+			for i := len(before.Results) - DefaultKeepRecent; i < len(before.Results); i++ {
+				a, b := before.Results[i], after.Results[i]
+				for k := range a.Texts {
+					if a.Texts[k].Text != b.Texts[k].Text {
+						t.Errorf("recent result %d changed", i)
+					}
+				}
+			}
+			summarized := 0
+			for i, r := range after.Results {
+				text := ""
+				for _, tb := range r.Texts {
+					text += tb.Text
+				}
+				for _, j := range r.JSON {
+					text += j.Raw
+				}
+				if !strings.Contains(text, Prefix) {
+					continue
+				}
+				summarized++
+				if i%3 == 0 && !strings.Contains(text, fmt.Sprintf("FAILED tests/test_mod%d.py::test_edge - AssertionError: expected 42", i)) {
+					t.Errorf("result %d lost its failing test: %s", i, text)
+				}
+				id := text[strings.Index(text, `{\"id\":\"`)+len(`{\"id\":\"`):]
+				if k := strings.Index(text, `{"id":"`); k >= 0 {
+					id = text[k+len(`{"id":"`):]
+				}
+				id = id[:strings.IndexAny(id, `"\`)]
+				orig, err := store.Get(context.Background(), "t1", shadow.Original, id)
+				if err != nil {
+					t.Fatalf("result %d: original %s not kept: %v", i, id, err)
+				}
+				quoted := wire.QuoteString(string(orig))
+				if !bytes.Contains(body, orig) && !bytes.Contains(body, quoted[1:len(quoted)-1]) {
+					t.Errorf("result %d: kept value is not an original of the body", i)
+				}
+			}
+			if summarized == 0 || summarized > len(before.Results)-DefaultKeepRecent {
+				t.Fatalf("%d results summarised", summarized)
+			}
+			again, _ := runTiers(t, d, body, opts, env)
+			if !bytes.Equal(again, out) {
+				t.Fatal("the rewrite is not a pure function of the request")
+			}
+		})
+	}
+}
+
+// Between steps, request N+1 repeats request N's rewritten messages byte for
+// byte: the cut only moves when the conversation has grown by the spacing.
+func TestCacheStableBetweenSteps(t *testing.T) {
+	outs := results(40, 8000, func(i int) bool { return i%5 == 0 })
+	opts := Options{TriggerTokens: 30000, TargetTokens: 17500}
+	var prev []byte
+	prevStep, steps := 0, 0
+	for n := 1; n <= len(outs); n++ {
+		body := wiretest.Request(wire.OpenAIChat, outs[:n]...)
+		out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{})
+		if prev != nil && f.Stats.Step == prevStep {
+			// Everything before the closing of the message list is kept.
+			cut := bytes.LastIndex(prev, []byte(`],"tools"`))
+			if !bytes.HasPrefix(out, prev[:cut]) {
+				t.Fatalf("turn %d: no step, but the rewritten prefix changed", n)
+			}
+		}
+		if f.Stats.Step != prevStep {
+			steps++
+		}
+		prev, prevStep = out, f.Stats.Step
+	}
+	if steps < 2 || steps > 6 {
+		t.Fatalf("%d steps over 40 turns of 8 KB with a 120 KB trigger", steps)
+	}
+}
+
+// Old call arguments that carry file bodies are summarised as what they
+// held; the call keeps its id, name and other arguments.
+func TestOldInputsSummarised(t *testing.T) {
+	var msgs []string
+	for i := range 10 {
+		file := strings.Repeat(fmt.Sprintf("line %d of the new file\n", i), 200)
+		in := fmt.Sprintf(`{"file_path":"/src/f%d.py","content":%s}`, i, wire.QuoteString(file))
+		msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_%d","name":"Write","input":%s}]}`, i, in),
+			fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"File created successfully at: /src/f%d.py"}]}`, i, i))
+	}
+	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"tools":[{"name":"Write","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"write files"},` + strings.Join(msgs, ",") + `]}`)
+	out, f := runTiers(t, wire.Anthropic, body, Options{TriggerTokens: len(body) / 8, TargetTokens: len(body) / 40}, Env{})
+	if f.Stats.Inputs == 0 {
+		t.Fatalf("no input summarised: %+v", f.Stats)
+	}
+	if err := wiretest.CheckPairing(wire.Anthropic, out); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := wire.Parse(wire.Anthropic, out)
+	if !strings.Contains(c.Calls[0].Args, `"file_path":"/src/f0.py","content":"[Earlier: content of 200 lines, 4,600 bytes]"`) {
+		t.Errorf("old input: %s", c.Calls[0].Args)
+	}
+	if last := c.Calls[len(c.Calls)-1].Args; strings.Contains(last, Prefix) {
+		t.Errorf("the newest call's input changed: %s", last)
+	}
+}
