@@ -30,7 +30,19 @@ type auditRecord struct {
 	Model   string `json:"model,omitempty"`
 	Tenant  string `json:"tenant"`        // the keyed hash of the tenant, never the credential
 	Ref     string `json:"ref,omitempty"` // shadow.AuditRef of the result's shadow id
+	// Tiers is set on the one line a request gets when the tool-history
+	// tiers rewrote it.
+	Tiers *tierAudit `json:"tiers,omitempty"`
 	shadow.Decision
+}
+
+// tierAudit is what the tiers did to one request.
+type tierAudit struct {
+	Step           int `json:"step"`
+	Summarized     int `json:"summarized"`
+	Inputs         int `json:"inputs"`
+	BytesCleared   int `json:"bytes_cleared"`
+	EstimatedBytes int `json:"estimated_bytes"`
 }
 
 func openAudit(path string) (*auditLog, error) {
@@ -68,6 +80,23 @@ func (a *auditLog) write(base auditRecord, ds []shadow.Decision) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, _ = a.w.Write(buf)
+}
+
+// writeTiers appends the tiers' line for one request.
+func (a *auditLog) writeTiers(base auditRecord, t tierAudit) {
+	if a == nil {
+		return
+	}
+	base.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	base.Tiers = &t
+	base.Decision = shadow.Decision{Outcome: "tiers"}
+	line, err := json.Marshal(base)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, _ = a.w.Write(append(line, '\n'))
 }
 
 func (a *auditLog) Close() error {

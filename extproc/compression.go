@@ -171,6 +171,7 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 // recordCompression counts one request's compression decisions and writes
 // them to the audit log.
 func (x *exchange) recordCompression(rr requestRewrite) {
+	x.recordTiers(rr.tiers)
 	cf := rr.compress
 	if cf == nil {
 		return
@@ -193,4 +194,29 @@ func (x *exchange) recordCompression(rr requestRewrite) {
 	}
 	x.compressed = cf.Stats.References
 	x.srv.audit.write(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, cf.Decisions)
+}
+
+// TiersHeader tells the client (and access logs) which tier step the
+// request was sent at: how many times the line between summarised and
+// whole tool exchanges has moved in this conversation.
+const TiersHeader = "x-toolproc-tiers"
+
+// recordTiers counts one request's tier rewrite and logs it.
+func (x *exchange) recordTiers(hf *history.Filter) {
+	if hf == nil || hf.Stats.Summarized+hf.Stats.Inputs == 0 {
+		return
+	}
+	st, d, m := hf.Stats, string(x.dialect), x.srv.metrics
+	x.tierStep = st.Step
+	m.TierRewrites.WithLabelValues(d).Inc()
+	m.TierBytes.WithLabelValues(d).Add(float64(st.BytesCleared))
+	m.TierStep.WithLabelValues(d).Observe(float64(st.Step))
+	if st.StoreErrors > 0 {
+		m.StoreErrors.WithLabelValues("tiers").Add(float64(st.StoreErrors))
+	}
+	x.log.Info("tool history tiered", "step", st.Step, "summarized", st.Summarized, "inputs", st.Inputs,
+		"bytes_cleared", st.BytesCleared, "estimated_bytes", st.EstimatedBytes, "store_errors", st.StoreErrors)
+	x.srv.audit.writeTiers(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, tierAudit{
+		Step: st.Step, Summarized: st.Summarized, Inputs: st.Inputs, BytesCleared: st.BytesCleared, EstimatedBytes: st.EstimatedBytes,
+	})
 }

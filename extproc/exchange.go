@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +60,7 @@ type exchange struct {
 	expandable   bool
 	loops        int
 	compressed   int     // results that carry a shadow reference
+	tierStep     int     // the tiers' step for this request, 0 when they did not act
 	model        string  // for the audit log
 	extended     [2]bool // override_message_timeout sent, per direction
 
@@ -262,11 +264,17 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	}
 	repair, ok := x.planSuccess(ct)
 	x.releaseBodies()
+	mutation := &extprocv3.HeaderMutation{}
+	if x.tierStep > 0 {
+		mutation.SetHeaders = append(mutation.SetHeaders, setHeader(TiersHeader, strconv.Itoa(x.tierStep)))
+	}
 	if !ok {
+		if len(mutation.SetHeaders) > 0 {
+			cr.HeaderMutation = mutation
+		}
 		return resp
 	}
 	x.srv.metrics.Responses.WithLabelValues(d, repair.Action).Inc()
-	mutation := &extprocv3.HeaderMutation{}
 	if repair.Stream != nil {
 		x.resp.transform = repair.Stream
 	} else {
@@ -516,6 +524,7 @@ func (x *exchange) dynamicMetadata() *structpb.Struct {
 		"results_changed":    float64(len(r.Changes)),
 		"results_compressed": float64(x.compressed),
 		"expand_loops":       float64(x.loops),
+		"tier_step":          float64(x.tierStep),
 	}
 	inner, err := structpb.NewStruct(fields)
 	if err != nil {

@@ -23,6 +23,9 @@ type Metrics struct {
 	StoreErrors     *prometheus.CounterVec   // op
 	Expansions      *prometheus.CounterVec   // dialect, outcome
 	Recoveries      *prometheus.CounterVec   // provider, class, rung, outcome
+	TierRewrites    *prometheus.CounterVec   // dialect
+	TierBytes       *prometheus.CounterVec   // dialect
+	TierStep        *prometheus.HistogramVec // dialect
 }
 
 // Request outcomes.
@@ -102,6 +105,17 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		Recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_recoveries_total", Help: "Overflow recovery attempts, by provider, class (context_overflow, payload_too_large, provider_limit), rung and outcome (recovered, still_overflow, not_ours, replay_failed; rung=all exhausted; rung=none nothing_to_shrink).",
 		}, []string{"provider", "class", "rung", "outcome"}),
+		TierRewrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_tier_rewrites_total", Help: "Requests whose old tool exchanges the tool-history tiers summarised, by dialect.",
+		}, []string{"dialect"}),
+		TierBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_tier_bytes_cleared_total", Help: "Request bytes the tool-history tiers' summaries took out, by dialect.",
+		}, []string{"dialect"}),
+		TierStep: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolproc_tier_step",
+			Help:    "The tier step of rewritten requests (how many times the cut between old and recent exchanges has moved in the conversation), by dialect.",
+			Buckets: []float64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32},
+		}, []string{"dialect"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolproc_processing_seconds",
 			Help:    "Time spent handling one ext_proc message, by phase.",
@@ -110,6 +124,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
-		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries)
+		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries,
+		m.TierRewrites, m.TierBytes, m.TierStep)
 	return m
 }
