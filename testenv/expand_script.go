@@ -33,6 +33,10 @@ const ExpandIntro = "From the full output: "
 
 var shadowRef = regexp.MustCompile(`\[toolproc shadow_id=(sh_[0-9a-f]{32}) `)
 
+// tierRef finds the hint of a tool-history summary, as it sits in a JSON
+// body: expand_context {\"id\":\"sh_…\"}.
+var tierRef = regexp.MustCompile(`expand_context \{\\"id\\":\\"(sh_[0-9a-f]{32})\\"\}`)
+
 // Dialects the script speaks.
 const (
 	scriptChat = iota
@@ -85,6 +89,8 @@ func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 			if m.ForceID != "" {
 				id = m.ForceID
 			} else if sm := shadowRef.FindStringSubmatch(string(req.Body)); sm != nil {
+				id = sm[1]
+			} else if sm := tierRef.FindStringSubmatch(string(req.Body)); sm != nil {
 				id = sm[1]
 			} else if expanded == "" {
 				text = "I saw no shortened tool result."

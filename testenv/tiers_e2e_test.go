@@ -1,0 +1,130 @@
+package testenv_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+
+	"github.com/toolproc/toolproc/extproc"
+	"github.com/toolproc/toolproc/filters/history"
+	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/filters/wire/wiretest"
+	"github.com/toolproc/toolproc/testenv"
+)
+
+// tiersConfig makes the tiers act within a short test conversation: an
+// absolute trigger (about 24 KB) instead of a share of a 128K window.
+const tiersConfig = "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 6000, target_tokens: 2500}}}"
+
+// TestTiersEndToEnd is issue 11's acceptance test: an agent's conversation
+// grows turn by turn through the stand-in (real SDK clients, Anthropic and
+// OpenAI Chat, JSON and SSE). Once it passes the trigger, old tool results
+// reach the upstream as one-line summaries, expand_context is offered from
+// the first request on with the same bytes, and when the model asks for a
+// summarised result toolproc reads the original back from the store and
+// continues the answer: the client never sees the call.
+func TestTiersEndToEnd(t *testing.T) {
+	outs := make([]string, 10)
+	for i := range outs {
+		outs[i] = fmt.Sprintf("run %d\n", i) + wiretest.LongOutput(3000)
+	}
+	outs[0] = "first run: " + needle + "\n" + outs[0]
+	model := testenv.ExpandModel{Needle: needle}
+	up, r := expandEnv(t, extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, model, tiersConfig)
+	for _, tc := range []struct {
+		dial   wire.Dialect
+		stream bool
+	}{{wire.OpenAIChat, false}, {wire.OpenAIChat, true}, {wire.Anthropic, false}, {wire.Anthropic, true}} {
+		t.Run(fmt.Sprintf("%s/stream=%v", tc.dial, tc.stream), func(t *testing.T) {
+			var tools []byte
+			expanded := 0
+			for n := 1; n <= len(outs); n++ {
+				up.Reset()
+				body := wiretest.Request(tc.dial, outs[:n]...)
+				if !tc.stream {
+					body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
+				}
+				var a answer
+				if tc.dial == wire.OpenAIChat {
+					a = openAIClientCall(t, r.proxyURL, tc.stream, body)
+				} else {
+					a = anthropicClientCall(t, r.proxyURL, "sk-ant-tenant-a", tc.stream, body)
+				}
+				if strings.Contains(a.raw, "expand_context") || len(a.calls) > 0 {
+					t.Fatalf("turn %d: the client saw a tool call: %v\n%s", n, a.calls, a.raw)
+				}
+				reqs := up.Requests()
+				first := reqs[0].Body
+				if err := wiretest.CheckPairing(tc.dial, first); err != nil {
+					t.Fatalf("turn %d: %v", n, err)
+				}
+				// The tools list starts every cached prefix: the same
+				// bytes from the first request on.
+				tl := toolsOf(tc.dial, first)
+				if !bytes.Contains(tl, []byte(`"expand_context"`)) {
+					t.Fatalf("turn %d: expand_context not offered", n)
+				}
+				if tools != nil && !bytes.Equal(tools, tl) {
+					t.Fatalf("turn %d: the tools list changed", n)
+				}
+				tools = tl
+				summarised := bytes.Contains(first, []byte(history.Prefix))
+				if summarised && bytes.Contains(first, []byte(needle)) {
+					t.Fatalf("turn %d: the oldest result was not summarised", n)
+				}
+				if !summarised {
+					if len(reqs) != 1 || !strings.Contains(a.text, "I saw no shortened tool result") {
+						t.Fatalf("turn %d: %d upstream requests before any summary, text %q", n, len(reqs), a.text)
+					}
+					continue
+				}
+				if len(reqs) != 2 || !strings.Contains(a.text, testenv.ExpandIntro) || !strings.Contains(a.text, needle) {
+					t.Fatalf("turn %d: %d upstream requests, final text %q: the original was not read back", n, len(reqs), a.text)
+				}
+				if !bytes.Contains(reqs[1].Body, []byte(needle)) {
+					t.Fatalf("turn %d: the continuation does not carry the original", n)
+				}
+				expanded++
+			}
+			if expanded == 0 || expanded == len(outs) {
+				t.Fatalf("%d of %d turns were tiered; want the later ones only", expanded, len(outs))
+			}
+		})
+	}
+
+	// The answer says which step the request was sent at.
+	up.Reset()
+	status, header := postHeaders(t, r.proxyURL+wiretest.Path(wire.OpenAIChat),
+		bytes.Replace(wiretest.Request(wire.OpenAIChat, outs...), []byte(`"stream":true`), []byte(`"stream":false`), 1))
+	if status != http.StatusOK || header.Get(extproc.TiersHeader) == "" {
+		t.Fatalf("status %d, %s %q", status, extproc.TiersHeader, header.Get(extproc.TiersHeader))
+	}
+}
+
+func toolsOf(d wire.Dialect, body []byte) []byte {
+	i := bytes.LastIndex(body, []byte(`"tools":[`))
+	if i < 0 {
+		return nil
+	}
+	return body[i:]
+}
+
+func postHeaders(t *testing.T, url string, body []byte) (int, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("authorization", "Bearer sk-tenant-a-0001")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header
+}
