@@ -52,9 +52,9 @@ e2e:
 
 # Replays recorded agent sessions through the default profile: bytes sent,
 # the largest request, turns that fit a window, prompt-cache cost, prefix
-# breaks, pairing. SESSIONS defaults to the session corpus beside the
-# checkout when present, else the committed sample.
-SESSIONS ?= $(firstword $(wildcard ../shared/sessions/sessions.jsonl) testenv/sessions/testdata/sample.jsonl)
+# breaks, pairing. SESSIONS is a JSONL of final requests (format in
+# testenv/sessions); the committed sample by default.
+SESSIONS ?= testenv/sessions/testdata/sample.jsonl
 bench-sessions:
 	$(GO) run ./testenv/cmd/sessions -file $(SESSIONS) $(SESSIONS_FLAGS)
 
