@@ -124,8 +124,15 @@ func commandOf(h Hint) string {
 		// Some harnesses log the bare command line.
 		return h.Args
 	}
+	return CommandLine(gjson.Parse(h.Args))
+}
+
+// CommandLine reads the command out of a shell tool's parsed arguments:
+// the first of command, cmd, commandLine, script, input that is a string,
+// or the last element of an argv array.
+func CommandLine(args gjson.Result) string {
 	for _, key := range [...]string{"command", "cmd", "commandLine", "script", "input"} {
-		v := gjson.Get(h.Args, key)
+		v := args.Get(key)
 		switch {
 		case v.Type == gjson.String:
 			return v.String()

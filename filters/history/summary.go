@@ -118,7 +118,7 @@ func describe(ex exchange) string {
 		}
 		return verb + "files with " + quoteShort(ex.tool)
 	case Terminal:
-		if c := commandLine(a); c != "" {
+		if c := compress.CommandLine(a); c != "" {
 			return "Ran `" + quoteShort(firstLine(c)) + "`"
 		}
 	case Search:
@@ -166,24 +166,6 @@ func lineRange(a gjson.Result) string {
 	}
 	if n := a.Get("line_number"); n.Type == gjson.Number {
 		return " at line " + n.Raw
-	}
-	return ""
-}
-
-// commandLine pulls the command out of a shell tool's arguments:
-// {"command": "..."}, {"cmd": "..."} or Codex's {"command": ["bash","-lc","..."]}.
-func commandLine(a gjson.Result) string {
-	for _, key := range [...]string{"command", "cmd", "commandLine", "script", "code"} {
-		v := a.Get(key)
-		switch {
-		case v.Type == gjson.String:
-			return v.String()
-		case v.IsArray():
-			arr := v.Array()
-			if len(arr) > 0 {
-				return arr[len(arr)-1].String()
-			}
-		}
 	}
 	return ""
 }
