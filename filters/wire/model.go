@@ -124,6 +124,8 @@ type Conversation struct {
 	Msgs []Message
 	// BodyBytes is the size of the request body the conversation came from.
 	BodyBytes int
+	// Body is that request body, which every Span points into (read only).
+	Body []byte
 	// assistantAt lists the message indexes that start an assistant turn.
 	assistantAt   []int
 	lastAssistant int
@@ -185,6 +187,7 @@ func Parse(d Dialect, body []byte) (*Conversation, error) {
 	}
 	c := &Conversation{
 		BodyBytes:     len(body),
+		Body:          body,
 		Dialect:       d,
 		Model:         root.Get("model").String(),
 		Stream:        root.Get("stream").Bool(),
