@@ -42,7 +42,19 @@ type Options struct {
 	InputMinBytes int
 	// Tool is the expand tool the summaries name.
 	Tool string
+	// Flatten renders tool exchanges as plain text instead of calls and
+	// results (wire.Flatten), for gateways that reject structured tool
+	// history: FlattenOld the summarised ones (before the cut), FlattenAll
+	// every one in the request, tiered or not.
+	Flatten string
 }
+
+// Flatten settings.
+const (
+	FlattenOff = ""
+	FlattenOld = "old"
+	FlattenAll = "all"
+)
 
 func (o Options) withDefaults() Options {
 	if o.KeepRecent <= 0 {
@@ -119,6 +131,8 @@ type Stats struct {
 	EstimatedBytes int
 	References     int // summaries that point to a kept original
 	StoreErrors    int
+	// Flattened is how many messages Options.Flatten rendered as text.
+	Flattened int
 }
 
 // Filter is the tiers step for one request (it carries the request's
@@ -145,9 +159,24 @@ func (f *Filter) Name() string { return FilterName }
 // (in place: pairing with its call never changes) and long arguments of
 // their calls are shortened.
 func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	edits, changes, cutMsg := f.tier(c)
+	switch f.opts.Flatten {
+	case FlattenOld:
+		if cutMsg > 0 {
+			edits, f.Stats.Flattened = flattenOld(c, cutMsg, edits)
+		}
+	case FlattenAll:
+		edits, f.Stats.Flattened = flattenOld(c, len(c.Msgs), edits)
+	}
+	return edits, changes
+}
+
+// tier is the tiers proper: the summaries' edits, and the first message
+// after the cut (0 when the request is below the trigger).
+func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int) {
 	b, ok := f.opts.budgetFor(c.Model)
 	if !ok || len(c.Results) <= f.opts.KeepRecent {
-		return nil, nil
+		return nil, nil, 0
 	}
 	points := sizes(c)
 	f.Stats.EstimatedBytes = c.BodyBytes
@@ -155,7 +184,7 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 		f.Stats.EstimatedBytes = points[len(points)-1].size
 	}
 	if !anyAbove(points, b.trigger) {
-		return nil, nil
+		return nil, nil, 0
 	}
 	groups := f.groups(c)
 	callsAt := make(map[int][]int) // message index → its calls, so grouping stays linear
@@ -183,7 +212,24 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 			}
 		}
 	}
-	return edits, changes
+	if p.cut == 0 {
+		return edits, changes, 0
+	}
+	return edits, changes, cutMessage(c, groups, p.cut)
+}
+
+// cutMessage is the first message of the recent part: where group cut
+// starts (its call, or its first result when it has no call).
+func cutMessage(c *wire.Conversation, groups []group, cut int) int {
+	if cut >= len(groups) {
+		return len(c.Msgs)
+	}
+	g := groups[cut]
+	m := c.Results[g.first].Message
+	if g.callMessage >= 0 {
+		m = min(m, g.callMessage)
+	}
+	return m
 }
 
 func anyAbove(points []point, limit int) bool {

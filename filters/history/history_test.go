@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
@@ -247,5 +249,148 @@ func TestOldInputsSummarised(t *testing.T) {
 	}
 	if last := c.Calls[len(c.Calls)-1].Args; strings.Contains(last, Prefix) {
 		t.Errorf("the newest call's input changed: %s", last)
+	}
+}
+
+// Flatten: the old exchanges reach the provider as text (no tool call or
+// result before the cut), the recent ones as they were sent, pairing
+// intact; the summaries' failing tests and expand hints are in the text,
+// and the rewrite is a pure function of the request.
+func TestFlattenOldExchanges(t *testing.T) {
+	outs := results(12, 6000, func(i int) bool { return i%3 == 0 })
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			body := wiretest.Request(d, outs...)
+			store := shadow.NewMemory(shadow.MemoryOptions{})
+			defer store.Close()
+			env := Env{Ctx: context.Background(), Store: store, Tenant: "t1", Keys: shadow.NewKeyring([]byte("secret"))}
+			opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5, Flatten: FlattenOld}
+			out, f := runTiers(t, d, body, opts, env)
+			if f.Stats.Flattened == 0 {
+				t.Fatalf("nothing flattened: %+v", f.Stats)
+			}
+			if err := wiretest.CheckPairing(d, out); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := wire.Parse(d, body)
+			after, err := wire.Parse(d, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flat := len(before.Results) - len(after.Results)
+			if flat != f.Stats.Summarized || len(after.Calls) != len(after.Results) {
+				t.Fatalf("%d results flattened, %d summarised; %d calls and %d results left", flat, f.Stats.Summarized, len(after.Calls), len(after.Results))
+			}
+			for i := range after.Results {
+				a, b := before.Results[flat+i], after.Results[i]
+				if a.CallID != b.CallID || len(a.Texts) != len(b.Texts) {
+					t.Fatalf("recent result %d is not the original", i)
+				}
+				for k := range a.Texts {
+					if a.Texts[k].Text != b.Texts[k].Text {
+						t.Errorf("recent result %d changed", i)
+					}
+				}
+			}
+			text := allText(out)
+			for i := 0; i < flat; i++ {
+				if !strings.Contains(text, fmt.Sprintf("earlier tool call %s", before.Results[i].CallID)) {
+					t.Errorf("result %d has no note", i)
+				}
+				if i%3 == 0 && !strings.Contains(text, fmt.Sprintf("FAILED tests/test_mod%d.py::test_edge - AssertionError: expected 42", i)) {
+					t.Errorf("flattened result %d lost its failing test", i)
+				}
+			}
+			if n := strings.Count(text, `expand_context {"id":"sh_`); n < flat {
+				t.Errorf("%d expand hints for %d flattened results", n, flat)
+			}
+			if d == wire.Anthropic || d == wire.Bedrock || d == wire.Gemini {
+				if before.Messages != after.Messages {
+					t.Errorf("%d messages, want %d: block dialects flatten in place", after.Messages, before.Messages)
+				}
+			}
+			again, _ := runTiers(t, d, body, opts, env)
+			if !bytes.Equal(again, out) {
+				t.Fatal("not a pure function of the request")
+			}
+		})
+	}
+}
+
+// Between steps the flattened prefix is repeated byte for byte, as the
+// summaries are.
+func TestFlattenCacheStable(t *testing.T) {
+	outs := results(40, 8000, func(i int) bool { return i%5 == 0 })
+	opts := Options{TriggerTokens: 30000, TargetTokens: 17500, Flatten: FlattenOld}
+	var prev []byte
+	prevStep, flattened := 0, 0
+	for n := 1; n <= len(outs); n++ {
+		body := wiretest.Request(wire.OpenAIChat, outs[:n]...)
+		out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{})
+		if prev != nil && f.Stats.Step == prevStep {
+			cut := bytes.LastIndex(prev, []byte(`],"tools"`))
+			if !bytes.HasPrefix(out, prev[:cut]) {
+				t.Fatalf("turn %d: no step, but the rewritten prefix changed", n)
+			}
+		}
+		if err := wiretest.CheckPairing(wire.OpenAIChat, out); err != nil {
+			t.Fatalf("turn %d: %v", n, err)
+		}
+		prev, prevStep = out, f.Stats.Step
+		flattened = max(flattened, f.Stats.Flattened)
+	}
+	if flattened == 0 {
+		t.Fatal("nothing was flattened")
+	}
+}
+
+// allText is every string value of a body, decoded, one per line.
+func allText(body []byte) string {
+	var b strings.Builder
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		switch {
+		case v.Type == gjson.String:
+			b.WriteString(v.Str)
+			b.WriteByte('\n')
+		case v.IsObject() || v.IsArray():
+			v.ForEach(func(_, x gjson.Result) bool { walk(x); return true })
+		}
+	}
+	walk(gjson.ParseBytes(body))
+	return b.String()
+}
+
+// Flatten "all" renders every exchange as text whatever the budget, and
+// FlattenBody (used on toolproc's own continuations) leaves text alone.
+func TestFlattenAll(t *testing.T) {
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			body := wiretest.Request(d, "a.go\nb.go", "FAIL x_test.go:3", "ok")
+			out, f := runTiers(t, d, body, Options{TriggerTokens: 1 << 20, TargetTokens: 1 << 10, Flatten: FlattenAll}, Env{})
+			if f.Stats.Step != 0 || f.Stats.Flattened == 0 {
+				t.Fatalf("stats %+v", f.Stats)
+			}
+			c, err := wire.Parse(d, out)
+			if err != nil || len(c.Results) != 0 || len(c.Calls) != 0 {
+				t.Fatalf("%v: %d results and %d calls left:\n%s", err, len(c.Results), len(c.Calls), out)
+			}
+			if err := wiretest.CheckPairing(d, out); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"a.go\nb.go", "FAIL x_test.go:3"} {
+				if !strings.Contains(allText(out), want) {
+					t.Errorf("%q lost", want)
+				}
+			}
+			again, err := FlattenBody(d, out)
+			if err != nil || !bytes.Equal(again, out) {
+				t.Fatalf("FlattenBody changed a flattened body (%v)", err)
+			}
+			direct, err := FlattenBody(d, body)
+			if err != nil || !bytes.Equal(direct, out) {
+				t.Fatalf("FlattenBody and the filter disagree (%v)", err)
+			}
+		})
 	}
 }
