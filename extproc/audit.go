@@ -41,6 +41,7 @@ type tierAudit struct {
 	Step           int `json:"step"`
 	Summarized     int `json:"summarized"`
 	Inputs         int `json:"inputs"`
+	Flattened      int `json:"flattened,omitempty"`
 	BytesCleared   int `json:"bytes_cleared"`
 	EstimatedBytes int `json:"estimated_bytes"`
 }

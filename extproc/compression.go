@@ -35,6 +35,14 @@ func compressOptions(p *Profile, llm compress.Completer) shadow.CompressOptions 
 	}
 }
 
+// flattenSetting maps the config's word to the filter's.
+func flattenSetting(s string) string {
+	if s == "off" {
+		return history.FlattenOff
+	}
+	return s
+}
+
 // tiersOptions turns a profile's tier settings into the filter's options.
 // The window comes from the same table the overflow ladder uses.
 func tiersOptions(p *Profile) history.Options {
@@ -53,6 +61,7 @@ func tiersOptions(p *Profile) history.Options {
 		Window:        window,
 		InputMinBytes: tp.InputMinBytes,
 		Tool:          wire.ExpandToolName,
+		Flatten:       flattenSetting(tp.Flatten),
 	}
 }
 
@@ -203,7 +212,7 @@ const TiersHeader = "x-toolproc-tiers"
 
 // recordTiers counts one request's tier rewrite and logs it.
 func (x *exchange) recordTiers(hf *history.Filter) {
-	if hf == nil || hf.Stats.Summarized+hf.Stats.Inputs == 0 {
+	if hf == nil || hf.Stats.Summarized+hf.Stats.Inputs+hf.Stats.Flattened == 0 {
 		return
 	}
 	st, d, m := hf.Stats, string(x.dialect), x.srv.metrics
@@ -215,8 +224,8 @@ func (x *exchange) recordTiers(hf *history.Filter) {
 		m.StoreErrors.WithLabelValues("tiers").Add(float64(st.StoreErrors))
 	}
 	x.log.Info("tool history tiered", "step", st.Step, "summarized", st.Summarized, "inputs", st.Inputs,
-		"bytes_cleared", st.BytesCleared, "estimated_bytes", st.EstimatedBytes, "store_errors", st.StoreErrors)
+		"flattened", st.Flattened, "bytes_cleared", st.BytesCleared, "estimated_bytes", st.EstimatedBytes, "store_errors", st.StoreErrors)
 	x.srv.audit.writeTiers(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, tierAudit{
-		Step: st.Step, Summarized: st.Summarized, Inputs: st.Inputs, BytesCleared: st.BytesCleared, EstimatedBytes: st.EstimatedBytes,
+		Step: st.Step, Summarized: st.Summarized, Inputs: st.Inputs, Flattened: st.Flattened, BytesCleared: st.BytesCleared, EstimatedBytes: st.EstimatedBytes,
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -229,6 +230,11 @@ type TiersProfile struct {
 	// InputMinBytes: longer string arguments of old calls (file bodies,
 	// patches) are summarised too; -1 leaves call arguments alone.
 	InputMinBytes int `json:"input_min_bytes"`
+	// Flatten renders tool exchanges as plain text messages instead of
+	// calls and results, for gateways that reject structured tool history:
+	// "off" (default), "old" (the summarised ones; recent exchanges stay
+	// structured), "all" (every exchange, whatever the budget).
+	Flatten string `json:"flatten"`
 }
 
 // StreamProfile configures response repair.
@@ -503,6 +509,11 @@ func (c *Config) Validate() error {
 			}
 			if tp.WindowTokens != 0 && tp.WindowTokens < 1024 {
 				bad(key+".tiers.window_tokens", "must be 0 (the model's window) or at least 1024, got %d", tp.WindowTokens)
+			}
+			switch tp.Flatten {
+			case "", "off", history.FlattenOld, history.FlattenAll:
+			default:
+				bad(key+".tiers.flatten", "must be off, old or all, got %q", tp.Flatten)
 			}
 			if tp.InputMinBytes < -1 || tp.InputMinBytes > 0 && tp.InputMinBytes < 64 {
 				bad(key+".tiers.input_min_bytes", "must be -1 (off) or at least 64, got %d", tp.InputMinBytes)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/stream"
@@ -55,6 +56,11 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 		results[i] = wire.ExpandResult{Call: c, Text: x.fitExpansion(text, found, c, len(t.Calls))}
 	}
 	next, err := wire.Continue(x.dialect, x.upstreamBody, t, results)
+	if err == nil && x.profile.tiers.Flatten == history.FlattenAll {
+		// The gateway behind takes no structured tool history: the
+		// expand_context call and its result go as text like the rest.
+		next, err = history.FlattenBody(x.dialect, next)
+	}
 	if err != nil {
 		m.Expansions.WithLabelValues(d, "replay_failed").Inc()
 		x.log.Warn("expand_context continuation could not be built", "error", err.Error())
