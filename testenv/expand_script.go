@@ -26,7 +26,16 @@ type ExpandModel struct {
 	// ForceID, when set, is the id the model asks for whatever it sees
 	// (another tenant's id, say).
 	ForceID string
+	// TextHistoryOnly plays a gateway that rejects structured tool history
+	// (the Vercel AI Gateway's 400 "Invalid input" to function_call items):
+	// a request carrying a tool call or result in its history gets a 400,
+	// and earlier tool exchanges are read from their text rendering.
+	TextHistoryOnly bool
 }
+
+// flatExpansion finds an expand_context result rendered as text (toolproc's
+// tiers.flatten): the comment naming the call, then the result.
+var flatExpansion = regexp.MustCompile(`<!-- result of earlier tool call (?:call_|toolu_)expand_\d+ \(expand_context\) -->\n`)
 
 // ExpandIntro is the text a continuation answer starts with.
 const ExpandIntro = "From the full output: "
@@ -80,7 +89,13 @@ func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 		if !ok {
 			return nil
 		}
+		if m.TextHistoryOnly && structuredHistory(body, dialect) {
+			return errorResponse(400, "invalid_request_error", "Invalid input: tool calls and results in the history")
+		}
 		expanded, n := m.lastExpansion(body, dialect)
+		if m.TextHistoryOnly && n == 0 {
+			expanded, n = flatLastExpansion(body, dialect)
+		}
 		var text, id string
 		switch {
 		case expanded != "" && !m.Always:
@@ -200,6 +215,54 @@ func (m ExpandModel) lastExpansion(body gjson.Result, dialect int) (string, int)
 		}
 	}
 	return last, n
+}
+
+// structuredHistory reports a tool call or tool result anywhere in the
+// request's history (Chat, Anthropic and Responses shapes).
+func structuredHistory(body gjson.Result, dialect int) bool {
+	found := false
+	if dialect == scriptResponses {
+		body.Get("input").ForEach(func(_, it gjson.Result) bool {
+			t := it.Get("type").String()
+			found = t == "function_call" || t == "function_call_output"
+			return !found
+		})
+		return found
+	}
+	body.Get("messages").ForEach(func(_, msg gjson.Result) bool {
+		role := msg.Get("role").String()
+		found = role == "tool" || role == "function" || msg.Get("tool_calls").Exists()
+		msg.Get("content").ForEach(func(_, b gjson.Result) bool {
+			t := b.Get("type").String()
+			found = found || t == "tool_use" || t == "tool_result"
+			return !found
+		})
+		return !found
+	})
+	return found
+}
+
+// flatLastExpansion is lastExpansion for a history flattened into text:
+// the expansion the last message carries, and how many the body has.
+func flatLastExpansion(body gjson.Result, dialect int) (string, int) {
+	key := "messages"
+	if dialect == scriptResponses {
+		key = "input"
+	}
+	list := body.Get(key).Array()
+	n := 0
+	for _, msg := range list {
+		n += len(flatExpansion.FindAllStringIndex(contentText(msg.Get("content")), -1))
+	}
+	if len(list) == 0 {
+		return "", n
+	}
+	text := contentText(list[len(list)-1].Get("content"))
+	loc := flatExpansion.FindStringIndex(text)
+	if loc == nil {
+		return "", n
+	}
+	return text[loc[1]:], n
 }
 
 func contentText(c gjson.Result) string {

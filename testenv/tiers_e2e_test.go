@@ -128,3 +128,64 @@ func postHeaders(t *testing.T, url string, body []byte) (int, http.Header) {
 	defer resp.Body.Close()
 	return resp.StatusCode, resp.Header
 }
+
+// TestFlattenAllEndToEnd: behind the stand-in sits a gateway that rejects
+// any request carrying structured tool history (400, as the Vercel AI
+// Gateway answers function_call items). With tiers.flatten: all, real SDK
+// clients run the same growing tool conversation through it: every
+// exchange reaches the upstream as text, the tiers still summarise the old
+// ones, and an expand_context continuation (toolproc's own request) is
+// flattened too, so the model reads the original back.
+func TestFlattenAllEndToEnd(t *testing.T) {
+	outs := make([]string, 10)
+	for i := range outs {
+		outs[i] = fmt.Sprintf("run %d\n", i) + wiretest.LongOutput(3000)
+	}
+	outs[0] = "first run: " + needle + "\n" + outs[0]
+	model := testenv.ExpandModel{Needle: needle, TextHistoryOnly: true}
+	config := "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 6000, target_tokens: 2500, flatten: all}}}"
+	up, r := expandEnv(t, extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, model, config)
+	for _, tc := range []struct {
+		dial   wire.Dialect
+		stream bool
+	}{{wire.OpenAIChat, false}, {wire.OpenAIChat, true}, {wire.Anthropic, false}, {wire.Anthropic, true}} {
+		t.Run(fmt.Sprintf("%s/stream=%v", tc.dial, tc.stream), func(t *testing.T) {
+			expanded := 0
+			for n := 1; n <= len(outs); n++ {
+				up.Reset()
+				body := wiretest.Request(tc.dial, outs[:n]...)
+				if !tc.stream {
+					body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
+				}
+				var a answer
+				if tc.dial == wire.OpenAIChat {
+					a = openAIClientCall(t, r.proxyURL, tc.stream, body)
+				} else {
+					a = anthropicClientCall(t, r.proxyURL, "sk-ant-tenant-a", tc.stream, body)
+				}
+				if len(a.calls) > 0 || strings.Contains(a.raw, "expand_context") {
+					t.Fatalf("turn %d: the client saw a tool call: %v\n%s", n, a.calls, a.raw)
+				}
+				// A rejected request fails the client call (or, for the
+				// continuation, the read-back checked below).
+				reqs := up.Requests()
+				if !strings.Contains(string(reqs[0].Body), "result of earlier tool call") {
+					t.Fatalf("turn %d: the history was not flattened", n)
+				}
+				if !bytes.Contains(reqs[0].Body, []byte(history.Prefix)) {
+					if !strings.Contains(a.text, "I saw no shortened tool result") {
+						t.Fatalf("turn %d: before any summary the answer is %q", n, a.text)
+					}
+					continue
+				}
+				if len(reqs) != 2 || !strings.Contains(a.text, testenv.ExpandIntro) || !strings.Contains(a.text, needle) {
+					t.Fatalf("turn %d: %d upstream requests, final text %q: the original was not read back", n, len(reqs), a.text)
+				}
+				expanded++
+			}
+			if expanded == 0 || expanded == len(outs) {
+				t.Fatalf("%d of %d turns were tiered; want the later ones only", expanded, len(outs))
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/filters/wire/wiretest"
 )
 
 // Rewrite is the request rewrite under test: the body a client sent to
@@ -65,8 +66,10 @@ type Result struct {
 
 // Replay sends every request of one session (in the dialect's shape)
 // through rw and measures it against the raw requests. window is in
-// tokens; keep is the tiers' keep_recent (the results that must stay).
-func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int) Result {
+// tokens; keep is the tiers' keep_recent (the results that must stay);
+// flatten says old exchanges may reach the provider as text (the tiers'
+// flatten option), so they are checked there instead.
+func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int, flatten bool) Result {
 	res := Result{Session: s.Name, Dialect: d}
 	reqs, path := s.Anthropic, "/v1/messages"
 	if d == wire.OpenAIChat {
@@ -126,9 +129,13 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int) Result {
 			lastStep, lastStepSize = step, rawEst
 		}
 		res.Steps = step
-		res.PairingErrors += pairing(rc, oc)
+		if flatten {
+			res.PairingErrors += flatPairing(d, rc, oc, out)
+		} else {
+			res.PairingErrors += pairing(rc, oc)
+		}
 		res.RecentChanged += recent(rc, oc, keep)
-		res.KeyLinesLost += keyLines(rc, oc)
+		res.KeyLinesLost += keyLines(rc, oc, out)
 		if !head(d, raw, out) {
 			res.HeadChanged++
 		}
@@ -203,11 +210,23 @@ func pairing(raw, out *wire.Conversation) int {
 }
 
 // recent counts the last keep results the tiers touched: they must reach
-// the provider as the client sent them, not summarised.
+// the provider as results, not summarised and not flattened into text.
 func recent(raw, out *wire.Conversation, keep int) int {
 	bad := 0
-	for i := max(0, len(raw.Results)-keep); i < len(raw.Results) && i < len(out.Results); i++ {
-		for _, t := range out.Results[i].Texts {
+	shift := len(raw.Results) - len(out.Results) // results flattened into text
+	for i := max(0, len(raw.Results)-keep); i < len(raw.Results); i++ {
+		j := i - shift
+		if j < 0 || j >= len(out.Results) {
+			bad++
+			continue
+		}
+		if raw.Results[i].CallID != out.Results[j].CallID {
+			bad++
+			continue
+		}
+		// Per-result compression may still shorten a large recent result;
+		// what the tiers promise is that they do not summarise it.
+		for _, t := range out.Results[j].Texts {
 			if strings.HasPrefix(t.Text, history.Prefix) {
 				bad++
 				break
@@ -218,20 +237,34 @@ func recent(raw, out *wire.Conversation, keep int) int {
 }
 
 // keyLines counts error lines, failing tests and run summaries of
-// summarised command outputs that the summary lost.
-func keyLines(raw, out *wire.Conversation) int {
+// summarised command outputs that the summary lost. A result flattened
+// into text (no longer a result) must have them in the request's text.
+func keyLines(raw, out *wire.Conversation, body []byte) int {
 	lost := 0
-	for i := range raw.Results {
-		if i >= len(out.Results) {
-			break
-		}
-		r, o := raw.Results[i], out.Results[i]
+	shift := len(raw.Results) - len(out.Results)
+	text := ""
+	for i, r := range raw.Results {
 		cat := history.Categorize(r.ToolName, r.Args)
+		if cat != history.Terminal && cat != history.Other && !r.IsError {
+			continue
+		}
+		if i < shift {
+			if text == "" {
+				text = allText(body)
+			}
+			for k := range r.Texts {
+				lines, _ := compress.KeyLines(r.Texts[k].Text, compress.MaxKeyLines)
+				for _, l := range lines {
+					if !strings.Contains(text, "\n"+l) {
+						lost++
+					}
+				}
+			}
+			continue
+		}
+		o := out.Results[i-shift]
 		for k, t := range o.Texts {
 			if !strings.HasPrefix(t.Text, history.Prefix) || k >= len(r.Texts) {
-				continue
-			}
-			if cat != history.Terminal && cat != history.Other && !r.IsError {
 				continue
 			}
 			lines, _ := compress.KeyLines(r.Texts[k].Text, compress.MaxKeyLines)
@@ -243,6 +276,44 @@ func keyLines(raw, out *wire.Conversation) int {
 		}
 	}
 	return lost
+}
+
+// flatPairing checks a request whose old exchanges may be text: the
+// provider must find every call answered and every result called
+// (wiretest.CheckPairing), and the results left are the raw request's
+// latest ones, in order.
+func flatPairing(d wire.Dialect, raw, out *wire.Conversation, body []byte) int {
+	bad := 0
+	if err := wiretest.CheckPairing(d, body); err != nil {
+		bad++
+	}
+	shift := len(raw.Results) - len(out.Results)
+	if shift < 0 {
+		return bad + 1
+	}
+	for j, b := range out.Results {
+		if raw.Results[j+shift].CallID != b.CallID || raw.Results[j+shift].CallMessage >= 0 && b.CallMessage < 0 {
+			bad++
+		}
+	}
+	return bad
+}
+
+// allText is every string value of a body, decoded, one per line.
+func allText(body []byte) string {
+	var b strings.Builder
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		switch {
+		case v.Type == gjson.String:
+			b.WriteString(v.Str)
+			b.WriteByte('\n')
+		case v.IsObject() || v.IsArray():
+			v.ForEach(func(_, x gjson.Result) bool { walk(x); return true })
+		}
+	}
+	walk(gjson.ParseBytes(body))
+	return b.String()
 }
 
 // head reports whether the system prompt and the first user message reach

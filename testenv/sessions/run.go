@@ -40,7 +40,7 @@ func RunFraction(cfg *extproc.Config, ss []Session, d wire.Dialect, window, frac
 		out = append(out, Replay(s, d, func(path string, body []byte) ([]byte, int, error) {
 			r, err := rw.Rewrite(path, body)
 			return r.Body, r.Tiers.Step, err
-		}, w, p.Tiers.KeepRecent))
+		}, w, p.Tiers.KeepRecent, p.Tiers.Flatten != "" && p.Tiers.Flatten != "off"))
 		rw.Close()
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolproc/toolproc/extproc"
+	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -25,6 +26,34 @@ func TestSessionSample(t *testing.T) {
 	}
 	// Four sessions: a floor well under the corpus's (2.29× there).
 	checkGoals(t, ss, 1.4)
+}
+
+// TestSessionSampleFlattened: with tiers.flatten the old exchanges reach
+// the provider as text; every call left is answered, every result left is
+// called, the recent results are still results, and the key lines of the
+// flattened ones are in the request.
+func TestSessionSampleFlattened(t *testing.T) {
+	ss, err := Load("testdata/sample.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := extproc.DefaultConfig()
+	cfg.Profiles[extproc.DefaultProfile].Tiers.Flatten = history.FlattenOld
+	for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
+		for _, fraction := range []int{1, 3} {
+			rs, err := RunFraction(cfg, ss, d, 0, fraction)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tot := Totals(rs)
+			if tot.PairingErrors+tot.RecentChanged+tot.KeyLinesLost+tot.HeadChanged+tot.Errors != 0 || tot.Steps == 0 {
+				t.Errorf("%s 1/%d: invariants broken or no step:\n%s", d, fraction, Summary(rs))
+			}
+			if fraction == 1 && tot.OutCostA > tot.RawCostA {
+				t.Errorf("%s: flattened cost %.3f× raw", d, tot.OutCostA/tot.RawCostA)
+			}
+		}
+	}
 }
 
 // TestSessionCorpus is the same over every session of the full corpus.

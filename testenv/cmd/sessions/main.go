@@ -3,7 +3,7 @@
 // would see: bytes sent, the largest request, turns that fit a window raw
 // and rewritten, prompt-cache cost, prefix breaks and invariant checks.
 //
-//	go run ./testenv/cmd/sessions -file sessions.jsonl [-window 16000] [-config FILE] [-v]
+//	go run ./testenv/cmd/sessions -file sessions.jsonl [-window 16000] [-fraction 3] [-flatten old|all] [-config FILE] [-v]
 //
 // `make bench-sessions` runs it on the shared session corpus when present
 // and on the committed sample otherwise.
@@ -25,6 +25,7 @@ func main() {
 	config := flag.String("config", "", "toolproc config (default: the embedded defaults)")
 	verbose := flag.Bool("v", false, "one row per session")
 	fraction := flag.Int("fraction", 0, "with -window 0: the raw session exhausts its window 1/fraction of the way through its growth; 0 runs 1 (cost: the raw session just fits) and 3 (turns: it overflows a third of the way in)")
+	flatten := flag.String("flatten", "", "profiles.default.tiers.flatten: off, old or all (tool exchanges as text)")
 	flag.Parse()
 	ss, err := sessions.Load(*file)
 	if err != nil {
@@ -35,6 +36,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sessions:", err)
 		os.Exit(1)
+	}
+	if *flatten != "" {
+		cfg.Profiles[extproc.DefaultProfile].Tiers.Flatten = *flatten
 	}
 	fractions := []int{*fraction}
 	if *window == 0 && *fraction == 0 {
