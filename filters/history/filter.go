@@ -47,6 +47,11 @@ type Options struct {
 	// history: FlattenOld the summarised ones (before the cut), FlattenAll
 	// every one in the request, tiered or not.
 	Flatten string
+	// Force is the overflow ladder's tiers rung: the provider refused the
+	// request as too long, so after the usual replay the cut moves as far
+	// as the target needs (keeping KeepRecent results), whatever the
+	// trigger and the spacing. Not cache-stable; only for the replay.
+	Force bool
 }
 
 // Flatten settings.
@@ -183,7 +188,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 	if len(points) > 0 {
 		f.Stats.EstimatedBytes = points[len(points)-1].size
 	}
-	if !anyAbove(points, b.trigger) {
+	if !f.opts.Force && !anyAbove(points, b.trigger) {
 		return nil, nil, 0
 	}
 	groups := f.groups(c)
@@ -196,6 +201,9 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 		rewrites[g] = f.rewriteGroup(c, &groups[g], callsAt[groups[g].callMessage])
 	}
 	p := planCut(groups, points, b, f.opts.KeepRecent)
+	if f.opts.Force {
+		p = forceCut(p, groups, b, f.opts.KeepRecent)
+	}
 	f.Stats.Step = p.steps
 	var edits []wire.Edit
 	var changes []pipeline.Change

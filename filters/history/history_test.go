@@ -394,3 +394,28 @@ func TestFlattenAll(t *testing.T) {
 		})
 	}
 }
+
+// Force (the overflow ladder's rung): below the trigger and between steps
+// the cut still moves as far as the target needs, keeping KeepRecent.
+func TestForceCut(t *testing.T) {
+	body := wiretest.Request(wire.Anthropic, results(12, 6000, func(i int) bool { return i%3 == 0 })...)
+	opts := Options{TriggerTokens: len(body), TargetTokens: len(body) / 4 / 4, KeepRecent: 2}
+	calm, f := runTiers(t, wire.Anthropic, body, opts, Env{})
+	if !bytes.Equal(calm, body) || f.Stats.Step != 0 {
+		t.Fatal("below the trigger the body changed")
+	}
+	opts.Force = true
+	out, f := runTiers(t, wire.Anthropic, body, opts, Env{})
+	if f.Stats.Summarized != 10 || f.Stats.Step != 1 {
+		t.Fatalf("forced: %+v, want 10 of 12 summarised", f.Stats)
+	}
+	if err := wiretest.CheckPairing(wire.Anthropic, out); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := wire.Parse(wire.Anthropic, out)
+	for _, r := range c.Results[10:] {
+		if strings.HasPrefix(r.Texts[0].Text, Prefix) {
+			t.Fatal("a kept result was summarised")
+		}
+	}
+}

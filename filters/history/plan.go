@@ -130,3 +130,35 @@ func Estimate(c *wire.Conversation) int {
 	}
 	return points[len(points)-1].size
 }
+
+// forceCut moves the cut of p further, at the request's own size, until it
+// reaches the target or only keep results are left after it: the overflow
+// ladder's rung, for a request the provider refused.
+func forceCut(p plan, groups []group, b budget, keep int) plan {
+	saved, results := 0, 0
+	for g := 0; g < p.cut; g++ {
+		saved += groups[g].saved
+	}
+	for g := range groups {
+		results += groups[g].last - groups[g].first + 1
+	}
+	after := results // results from group p.cut on
+	for g := 0; g < p.cut; g++ {
+		after -= groups[g].last - groups[g].first + 1
+	}
+	c := p.cut
+	for c < len(groups) && p.size-saved > b.target {
+		n := groups[c].last - groups[c].first + 1
+		if after-n < keep {
+			break
+		}
+		saved += groups[c].saved
+		after -= n
+		c++
+	}
+	if c > p.cut {
+		p.cut = c
+		p.steps++
+	}
+	return p
+}
