@@ -140,10 +140,15 @@ const (
 // request is too large, rewrite it harder and replay it.
 type RecoveryProfile struct {
 	Enabled bool `json:"enabled"`
-	// Rungs in order, each used at most once per request: clamp (every
-	// result to the model's share of its window), compress (structural with
-	// shadow references), truncate (llxprt's 512 characters, original kept).
+	// Rungs in order, each used at most once per request: tiers (every
+	// tool result but the latest tiers_keep_recent summarised, as the tiers
+	// do, down to their target), clamp (every result to the model's share
+	// of its window), compress (structural with shadow references),
+	// truncate (llxprt's 512 characters, original kept).
 	Rungs []string `json:"rungs"`
+	// TiersKeepRecent is how many of the latest results the tiers rung
+	// leaves whole (the tiers' own keep_recent applies otherwise).
+	TiersKeepRecent int `json:"tiers_keep_recent"`
 	// ProviderLimitRungs answer OpenRouter's opaque 400 (metadata.raw
 	// "ERROR"), which says nothing about size: llxprt's fix for it was the
 	// 512-character cut (seed 000), so that rung goes first.
@@ -477,6 +482,9 @@ func (c *Config) Validate() error {
 				bad(key+".recovery.rungs", "unknown rung %q; allowed: %s", r, strings.Join(rungNames, ", "))
 			}
 		}
+		if rp.TiersKeepRecent < 1 || rp.TiersKeepRecent > 1000 {
+			bad(key+".recovery.tiers_keep_recent", "must be between 1 and 1000, got %d", rp.TiersKeepRecent)
+		}
 		if rp.MaxReplays < 0 || rp.MaxReplays > 10 {
 			bad(key+".recovery.max_replays", "must be between 0 and 10, got %d", rp.MaxReplays)
 		}
@@ -534,7 +542,7 @@ func (c *Config) ProfileNames() []string {
 }
 
 // rungNames are the recovery rungs a profile can name.
-var rungNames = []string{"clamp", "compress", "truncate"}
+var rungNames = []string{"tiers", "clamp", "compress", "truncate"}
 
 // strategyNames are the compression strategies a profile can name.
 var strategyNames = []string{"structural", "simple", "llm", "passthrough"}

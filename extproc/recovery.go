@@ -352,6 +352,22 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		return out, rep, err == nil && rep.Changed()
 	}
 	switch rung {
+	case "tiers":
+		if !x.profile.Tiers.Enabled {
+			return nil, false, false
+		}
+		var store shadow.Store
+		if resolvable {
+			store = x.srv.store
+		}
+		rr, err := rewriteRequestBody(x.ctx, x.profile.tiersRung(), store, x.refEnv(), x.endpoint, ask, x.clientBody)
+		if err != nil || rr.tiers == nil || rr.tiers.Stats.Summarized+rr.tiers.Stats.Inputs == 0 {
+			return nil, false, false
+		}
+		if store == nil {
+			return rr.out, false, true
+		}
+		return x.offerExpand(rr.out)
 	case "clamp":
 		// On the request as last sent: what the pipeline kept, cut to the
 		// model's share of its window.
@@ -411,6 +427,15 @@ func (x *exchange) offerExpand(body []byte) ([]byte, bool, bool) {
 		return nil, false, false
 	}
 	return out, changed || x.expandable, true
+}
+
+// tiersRung is the profile as the ladder's tiers rung runs it: the cut
+// forced to the target, keeping recovery.tiers_keep_recent results.
+func (p *compiledProfile) tiersRung() *compiledProfile {
+	cp := *p
+	cp.tiers.Force = true
+	cp.tiers.KeepRecent = min(p.tiers.KeepRecent, max(1, p.Recovery.TiersKeepRecent))
+	return &cp
 }
 
 // windows merges the profile's window entries over the built-in table.

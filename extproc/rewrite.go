@@ -76,6 +76,22 @@ func (r *Rewriter) Rewrite(path string, body []byte) (Rewritten, error) {
 	return out, err
 }
 
+// RecoverTiers is the body the overflow ladder's tiers rung would replay
+// if the provider refused this request as too long (changed=false when the
+// rung has nothing to summarise).
+func (r *Rewriter) RecoverTiers(path string, body []byte) (out []byte, changed bool, err error) {
+	ep := wire.Detect(path, body)
+	if ep.Dialect == wire.Unknown || !r.cp.Handles(ep.Dialect) || !r.cp.Tiers.Enabled {
+		return body, false, nil
+	}
+	ask, _ := wire.AskOf(ep, body)
+	rr, err := rewriteRequestBody(context.Background(), r.cp.tiersRung(), r.store, shadow.Env{Tenant: dryRunTenant}, ep, ask, body)
+	if err != nil || rr.tiers == nil || rr.tiers.Stats.Summarized+rr.tiers.Stats.Inputs == 0 {
+		return body, false, err
+	}
+	return rr.out, true, nil
+}
+
 // Lookup reads an original kept by an earlier Rewrite, as expand_context
 // would.
 func (r *Rewriter) Lookup(id string) ([]byte, error) {
