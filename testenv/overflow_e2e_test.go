@@ -7,6 +7,7 @@ package testenv_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/toolproc/toolproc/extproc"
+	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/wire"
 	"github.com/toolproc/toolproc/filters/wire/wiretest"
 	"github.com/toolproc/toolproc/testenv"
@@ -251,6 +253,66 @@ func TestOverflowLadderNeverResendsABody(t *testing.T) {
 		}
 		if len(reqs) != 2 || a.status != 200 || a.header.Get(extproc.RecoveryHeader) != "truncate" {
 			t.Errorf("%s: %d upstream requests, client %d %q; want 2 and a truncate recovery", mode, len(reqs), a.status, a.header.Get(extproc.RecoveryHeader))
+		}
+	}
+}
+
+// TestOverflowTiersRung: a conversation the tiers have not touched (below
+// their trigger) outgrows the provider's window; the ladder's first rung
+// summarises every result but the latest two and replays, and the client
+// gets the answer. The replay keeps pairing, the two latest results whole,
+// and expand_context on offer for the summarised ones.
+func TestOverflowTiersRung(t *testing.T) {
+	outs := make([]string, 10)
+	for i := range outs {
+		outs[i] = fmt.Sprintf("run %d\n", i) + wiretest.LongOutput(3000)
+	}
+	config := "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 100000, target_tokens: 2500}}}"
+	up := testenv.NewFakeUpstream()
+	r := harness{config: config, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 11, upstream: up}.start(t)
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", d, stream), func(t *testing.T) {
+				up.Reset()
+				body := wiretest.Request(d, outs...)
+				if !stream {
+					body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
+				}
+				errBody := testenv.OpenAIContextLength
+				if d == wire.Anthropic {
+					errBody = testenv.AnthropicPromptTooLong
+				}
+				up.SetScript(testenv.OverflowModel{MaxResult: 1 << 30, MaxBody: len(body) / 2, Error: errBody}.Script())
+				a := postRaw(t, r.proxyURL+wiretest.Path(d), body, "authorization", "Bearer sk-tenant-a-0001", "x-api-key", "sk-ant-tenant-a")
+				reqs := up.Requests()
+				if a.status != http.StatusOK || len(reqs) != 2 {
+					t.Fatalf("client got %d after %d upstream requests: %.300s", a.status, len(reqs), a.body)
+				}
+				if got := a.header.Get(extproc.RecoveryHeader); got != "tiers" {
+					t.Fatalf("%s = %q, want tiers", extproc.RecoveryHeader, got)
+				}
+				replay := reqs[1].Body
+				if err := wiretest.CheckPairing(d, replay); err != nil {
+					t.Fatal(err)
+				}
+				c, err := wire.Parse(d, replay)
+				if err != nil {
+					t.Fatal(err)
+				}
+				summarised := 0
+				for i, res := range c.Results {
+					isSummary := strings.HasPrefix(res.Texts[0].Text, history.Prefix)
+					if i >= len(c.Results)-2 && (isSummary || res.Texts[0].Text != outs[i]) {
+						t.Errorf("result %d of the latest two was changed", i)
+					}
+					if isSummary {
+						summarised++
+					}
+				}
+				if summarised != len(outs)-2 || !bytes.Contains(toolsOf(d, replay), []byte(`"expand_context"`)) {
+					t.Fatalf("%d results summarised; expand_context offered: %v", summarised, bytes.Contains(replay, []byte(`"expand_context"`)))
+				}
+			})
 		}
 	}
 }

@@ -42,10 +42,13 @@ type OverflowError struct {
 // the request streams. Always fails every request.
 type OverflowModel struct {
 	MaxResult int
-	Error     OverflowError
-	InStream  bool
-	Always    bool
-	Then      ExpandModel
+	// MaxBody, when set, also refuses any request body longer than it
+	// (bytes): a window the whole conversation has outgrown.
+	MaxBody  int
+	Error    OverflowError
+	InStream bool
+	Always   bool
+	Then     ExpandModel
 }
 
 // Script returns the FakeUpstream script.
@@ -56,7 +59,7 @@ func (m OverflowModel) Script() func(RecordedRequest) *ScriptedResponse {
 		if ep.Dialect == wire.Unknown || !gjson.ValidBytes(req.Body) {
 			return nil
 		}
-		if !m.Always && !m.tooBig(ep.Dialect, req.Body) {
+		if !m.Always && !m.tooBig(ep.Dialect, req.Body) && (m.MaxBody == 0 || len(req.Body) <= m.MaxBody) {
 			if m.Then.Needle == "" {
 				return plainAnswer(ep.Dialect)
 			}

@@ -18,6 +18,9 @@ import (
 // (x-toolproc-tiers).
 type Rewrite func(path string, body []byte) (out []byte, step int, err error)
 
+// Ladder is the overflow ladder's replay for a refused request.
+type Ladder func(path string, body []byte) []byte
+
 // Prices of the prompt-cache models, relative to an uncached input token.
 // Anthropic: cache reads 0.1×, cache writes 1.25× (5-minute cache), and a
 // request writes everything past the cached prefix
@@ -44,6 +47,10 @@ type Result struct {
 	// window (as the provider counts: thinking of earlier turns dropped);
 	// equal to Requests when none was over.
 	RawFit, OutFit int
+	// OutFitLadder is OutFit when a request over the window gets one
+	// replay of the overflow ladder's tiers rung (the provider refused it,
+	// toolproc summarised harder and sent it again).
+	OutFitLadder int
 	// Cost of the session's input under each cache model, in tokens at
 	// the uncached price.
 	RawCostA, OutCostA float64
@@ -69,7 +76,11 @@ type Result struct {
 // tokens; keep is the tiers' keep_recent (the results that must stay);
 // flatten says old exchanges may reach the provider as text (the tiers'
 // flatten option), so they are checked there instead.
-func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int, flatten bool) Result {
+//
+// ladder, when not nil, is what the overflow ladder's tiers rung would
+// replay for a request the provider refused; OutFitLadder counts the turns
+// that fit with it.
+func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep int, flatten bool) Result {
 	res := Result{Session: s.Name, Dialect: d}
 	reqs, path := s.Anthropic, "/v1/messages"
 	if d == wire.OpenAIChat {
@@ -77,7 +88,7 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int, flatten boo
 	}
 	res.Requests = len(reqs)
 	var prevRaw, prevOut [][]byte
-	rawOver, outOver := false, false
+	rawOver, outOver, ladderOver := false, false, false
 	lastStep, lastStepSize := 0, 0
 	for _, raw := range reqs {
 		out, step, err := rw(path, raw)
@@ -107,6 +118,17 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, window, keep int, flatten boo
 		}
 		if !outOver {
 			res.OutFit++
+		}
+		if !ladderOver && outEst > window*4 {
+			ladderOver = true
+			if ladder != nil {
+				if lc, err := wire.Parse(d, ladder(path, raw)); err == nil && history.Estimate(lc) <= window*4 {
+					ladderOver = false
+				}
+			}
+		}
+		if !ladderOver {
+			res.OutFitLadder++
 		}
 		rs, os := segments(d, raw), segments(d, out)
 		res.RawCostA += cost(prevRaw, rs, anthropicRead, anthropicWrite)
@@ -359,6 +381,7 @@ func Totals(rs []Result) Result {
 		t.OutLargest = max(t.OutLargest, r.OutLargest)
 		t.RawFit += r.RawFit
 		t.OutFit += r.OutFit
+		t.OutFitLadder += r.OutFitLadder
 		t.RawCostA += r.RawCostA
 		t.OutCostA += r.OutCostA
 		t.RawCostO += r.RawCostO

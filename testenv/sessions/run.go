@@ -40,6 +40,9 @@ func RunFraction(cfg *extproc.Config, ss []Session, d wire.Dialect, window, frac
 		out = append(out, Replay(s, d, func(path string, body []byte) ([]byte, int, error) {
 			r, err := rw.Rewrite(path, body)
 			return r.Body, r.Tiers.Step, err
+		}, func(path string, body []byte) []byte {
+			out, _, _ := rw.RecoverTiers(path, body)
+			return out
 		}, w, p.Tiers.KeepRecent, p.Tiers.Flatten != "" && p.Tiers.Flatten != "off"))
 		rw.Close()
 	}
@@ -73,7 +76,7 @@ func estimate(d wire.Dialect, body []byte) int {
 // Summary states the goals' figures over a set of results.
 func Summary(rs []Result) string {
 	t := Totals(rs)
-	rawFit, outFit, over, never := 0, 0, 0, 0
+	rawFit, outFit, ladderFit, over, never := 0, 0, 0, 0, 0
 	for _, r := range rs {
 		if r.RawFit == r.Requests {
 			continue // the raw session never overflowed: nothing to extend
@@ -81,6 +84,7 @@ func Summary(rs []Result) string {
 		over++
 		rawFit += r.RawFit
 		outFit += r.OutFit
+		ladderFit += r.OutFitLadder
 		if r.OutFit == r.Requests {
 			never++
 		}
@@ -88,6 +92,8 @@ func Summary(rs []Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- turns before the window is exhausted: %d raw, %d rewritten = %.2f× over the %d sessions whose raw requests overflow (%d of them never overflowed rewritten: the ratio is a floor)\n",
 		rawFit, outFit, float64(outFit)/float64(max(rawFit, 1)), over, never)
+	fmt.Fprintf(&b, "- with one replay of the overflow ladder's tiers rung when the provider refuses a request: %d turns = %.2f×\n",
+		ladderFit, float64(ladderFit)/float64(max(rawFit, 1)))
 	fmt.Fprintf(&b, "- bytes sent: %d raw, %d rewritten (%.1f%% less); largest request %d raw, %d rewritten\n",
 		t.RawBytes, t.OutBytes, 100*(1-float64(t.OutBytes)/float64(max(t.RawBytes, 1))), t.RawLargest, t.OutLargest)
 	fmt.Fprintf(&b, "- cache-model cost, rewritten / raw: %.3f× Anthropic (read 0.1×, write 1.25×), %.3f× OpenAI (cached 0.5×)\n",
