@@ -44,16 +44,7 @@ func TestTiersEndToEnd(t *testing.T) {
 			expanded := 0
 			for n := 1; n <= len(outs); n++ {
 				up.Reset()
-				body := wiretest.Request(tc.dial, outs[:n]...)
-				if !tc.stream {
-					body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
-				}
-				var a answer
-				if tc.dial == wire.OpenAIChat {
-					a = openAIClientCall(t, r.proxyURL, tc.stream, body)
-				} else {
-					a = anthropicClientCall(t, r.proxyURL, "sk-ant-tenant-a", tc.stream, body)
-				}
+				a := sdkTurn(t, r.proxyURL, tc.dial, tc.stream, outs[:n])
 				if strings.Contains(a.raw, "expand_context") || len(a.calls) > 0 {
 					t.Fatalf("turn %d: the client saw a tool call: %v\n%s", n, a.calls, a.raw)
 				}
@@ -105,6 +96,20 @@ func TestTiersEndToEnd(t *testing.T) {
 	}
 }
 
+// sdkTurn sends one turn of a growing conversation (one exchange per
+// output) through the real SDK client of dialect d.
+func sdkTurn(t *testing.T, base string, d wire.Dialect, stream bool, outs []string) answer {
+	t.Helper()
+	body := wiretest.Request(d, outs...)
+	if !stream {
+		body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
+	}
+	if d == wire.OpenAIChat {
+		return openAIClientCall(t, base, stream, body)
+	}
+	return anthropicClientCall(t, base, "sk-ant-tenant-a", stream, body)
+}
+
 func toolsOf(d wire.Dialect, body []byte) []byte {
 	i := bytes.LastIndex(body, []byte(`"tools":[`))
 	if i < 0 {
@@ -153,16 +158,7 @@ func TestFlattenAllEndToEnd(t *testing.T) {
 			expanded := 0
 			for n := 1; n <= len(outs); n++ {
 				up.Reset()
-				body := wiretest.Request(tc.dial, outs[:n]...)
-				if !tc.stream {
-					body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
-				}
-				var a answer
-				if tc.dial == wire.OpenAIChat {
-					a = openAIClientCall(t, r.proxyURL, tc.stream, body)
-				} else {
-					a = anthropicClientCall(t, r.proxyURL, "sk-ant-tenant-a", tc.stream, body)
-				}
+				a := sdkTurn(t, r.proxyURL, tc.dial, tc.stream, outs[:n])
 				if len(a.calls) > 0 || strings.Contains(a.raw, "expand_context") {
 					t.Fatalf("turn %d: the client saw a tool call: %v\n%s", n, a.calls, a.raw)
 				}

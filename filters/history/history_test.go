@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
@@ -200,28 +198,40 @@ func TestTiersEveryDialect(t *testing.T) {
 
 // Between steps, request N+1 repeats request N's rewritten messages byte for
 // byte: the cut only moves when the conversation has grown by the spacing.
+// A flattened prefix is as stable as the summaries.
 func TestCacheStableBetweenSteps(t *testing.T) {
 	outs := results(40, 8000, func(i int) bool { return i%5 == 0 })
-	opts := Options{TriggerTokens: 30000, TargetTokens: 17500}
-	var prev []byte
-	prevStep, steps := 0, 0
-	for n := 1; n <= len(outs); n++ {
-		body := wiretest.Request(wire.OpenAIChat, outs[:n]...)
-		out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{})
-		if prev != nil && f.Stats.Step == prevStep {
-			// Everything before the closing of the message list is kept.
-			cut := bytes.LastIndex(prev, []byte(`],"tools"`))
-			if !bytes.HasPrefix(out, prev[:cut]) {
-				t.Fatalf("turn %d: no step, but the rewritten prefix changed", n)
+	for _, flatten := range []string{FlattenOff, FlattenOld} {
+		t.Run("flatten="+flatten, func(t *testing.T) {
+			opts := Options{TriggerTokens: 30000, TargetTokens: 17500, Flatten: flatten}
+			var prev []byte
+			prevStep, steps, flattened := 0, 0, 0
+			for n := 1; n <= len(outs); n++ {
+				body := wiretest.Request(wire.OpenAIChat, outs[:n]...)
+				out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{})
+				if prev != nil && f.Stats.Step == prevStep {
+					// Everything before the closing of the message list is kept.
+					cut := bytes.LastIndex(prev, []byte(`],"tools"`))
+					if !bytes.HasPrefix(out, prev[:cut]) {
+						t.Fatalf("turn %d: no step, but the rewritten prefix changed", n)
+					}
+				}
+				if err := wiretest.CheckPairing(wire.OpenAIChat, out); err != nil {
+					t.Fatalf("turn %d: %v", n, err)
+				}
+				if f.Stats.Step != prevStep {
+					steps++
+				}
+				prev, prevStep = out, f.Stats.Step
+				flattened = max(flattened, f.Stats.Flattened)
 			}
-		}
-		if f.Stats.Step != prevStep {
-			steps++
-		}
-		prev, prevStep = out, f.Stats.Step
-	}
-	if steps < 2 || steps > 6 {
-		t.Fatalf("%d steps over 40 turns of 8 KB with a 120 KB trigger", steps)
+			if steps < 2 || steps > 6 {
+				t.Fatalf("%d steps over 40 turns of 8 KB with a 120 KB trigger", steps)
+			}
+			if (flatten == FlattenOld) != (flattened > 0) {
+				t.Fatalf("flatten %q: %d messages flattened", flatten, flattened)
+			}
+		})
 	}
 }
 
@@ -292,7 +302,7 @@ func TestFlattenOldExchanges(t *testing.T) {
 					}
 				}
 			}
-			text := allText(out)
+			text := wiretest.AllText(out)
 			for i := 0; i < flat; i++ {
 				if !strings.Contains(text, fmt.Sprintf("earlier tool call %s", before.Results[i].CallID)) {
 					t.Errorf("result %d has no note", i)
@@ -317,50 +327,6 @@ func TestFlattenOldExchanges(t *testing.T) {
 	}
 }
 
-// Between steps the flattened prefix is repeated byte for byte, as the
-// summaries are.
-func TestFlattenCacheStable(t *testing.T) {
-	outs := results(40, 8000, func(i int) bool { return i%5 == 0 })
-	opts := Options{TriggerTokens: 30000, TargetTokens: 17500, Flatten: FlattenOld}
-	var prev []byte
-	prevStep, flattened := 0, 0
-	for n := 1; n <= len(outs); n++ {
-		body := wiretest.Request(wire.OpenAIChat, outs[:n]...)
-		out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{})
-		if prev != nil && f.Stats.Step == prevStep {
-			cut := bytes.LastIndex(prev, []byte(`],"tools"`))
-			if !bytes.HasPrefix(out, prev[:cut]) {
-				t.Fatalf("turn %d: no step, but the rewritten prefix changed", n)
-			}
-		}
-		if err := wiretest.CheckPairing(wire.OpenAIChat, out); err != nil {
-			t.Fatalf("turn %d: %v", n, err)
-		}
-		prev, prevStep = out, f.Stats.Step
-		flattened = max(flattened, f.Stats.Flattened)
-	}
-	if flattened == 0 {
-		t.Fatal("nothing was flattened")
-	}
-}
-
-// allText is every string value of a body, decoded, one per line.
-func allText(body []byte) string {
-	var b strings.Builder
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		switch {
-		case v.Type == gjson.String:
-			b.WriteString(v.Str)
-			b.WriteByte('\n')
-		case v.IsObject() || v.IsArray():
-			v.ForEach(func(_, x gjson.Result) bool { walk(x); return true })
-		}
-	}
-	walk(gjson.ParseBytes(body))
-	return b.String()
-}
-
 // Flatten "all" renders every exchange as text whatever the budget, and
 // FlattenBody (used on toolproc's own continuations) leaves text alone.
 func TestFlattenAll(t *testing.T) {
@@ -379,7 +345,7 @@ func TestFlattenAll(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"a.go\nb.go", "FAIL x_test.go:3"} {
-				if !strings.Contains(allText(out), want) {
+				if !strings.Contains(wiretest.AllText(out), want) {
 					t.Errorf("%q lost", want)
 				}
 			}

@@ -291,14 +291,7 @@ func (f *flattener) responses(m gjson.Result) {
 			id = m.Get("id").String()
 		}
 		out := m.Get("output")
-		var keep []string
-		eachElement(out, func(_, p gjson.Result) bool {
-			if p.Get("type").String() != "input_text" {
-				keep = append(keep, p.Raw)
-			}
-			return true
-		})
-		f.add("user", ResultNote(id, f.lookup(id), false, partsText(out)), keep...)
+		f.add("user", ResultNote(id, f.lookup(id), false, partsText(out)), nonText(out, "input_text")...)
 	case "reasoning":
 	default:
 		f.passThrough(m)
@@ -312,6 +305,19 @@ func eachElement(v gjson.Result, fn func(_, p gjson.Result) bool) {
 	if v.IsArray() {
 		v.ForEach(fn)
 	}
+}
+
+// nonText is the raw parts of a content array whose type is not textType
+// (images, files, documents): a flattened result keeps them beside its text.
+func nonText(v gjson.Result, textType string) []string {
+	var keep []string
+	eachElement(v, func(_, p gjson.Result) bool {
+		if p.Get("type").String() != textType {
+			keep = append(keep, p.Raw)
+		}
+		return true
+	})
+	return keep
 }
 
 // blocks rewrites m's content array block by block with conv (which
@@ -363,14 +369,7 @@ func (f *flattener) anthropicBlock(blk gjson.Result) []string {
 	case "tool_result":
 		id := blk.Get("tool_use_id").String()
 		content := blk.Get("content")
-		var keep []string
-		eachElement(content, func(_, p gjson.Result) bool {
-			if p.Get("type").String() != "text" {
-				keep = append(keep, p.Raw)
-			}
-			return true
-		})
-		out = append([]string{textBlockRaw(ResultNote(id, f.lookup(id), blk.Get("is_error").Bool(), partsText(content)))}, keep...)
+		out = append([]string{textBlockRaw(ResultNote(id, f.lookup(id), blk.Get("is_error").Bool(), partsText(content)))}, nonText(content, "text")...)
 	default:
 		return nil
 	}

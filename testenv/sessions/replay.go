@@ -272,7 +272,7 @@ func keyLines(raw, out *wire.Conversation, body []byte) int {
 		}
 		if i < shift {
 			if text == "" {
-				text = allText(body)
+				text = wiretest.AllText(body)
 			}
 			for k := range r.Texts {
 				lines, _ := compress.KeyLines(r.Texts[k].Text, compress.MaxKeyLines)
@@ -319,23 +319,6 @@ func flatPairing(d wire.Dialect, raw, out *wire.Conversation, body []byte) int {
 		}
 	}
 	return bad
-}
-
-// allText is every string value of a body, decoded, one per line.
-func allText(body []byte) string {
-	var b strings.Builder
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		switch {
-		case v.Type == gjson.String:
-			b.WriteString(v.Str)
-			b.WriteByte('\n')
-		case v.IsObject() || v.IsArray():
-			v.ForEach(func(_, x gjson.Result) bool { walk(x); return true })
-		}
-	}
-	walk(gjson.ParseBytes(body))
-	return b.String()
 }
 
 // head reports whether the system prompt and the first user message reach
