@@ -98,13 +98,25 @@ type StructuralOptions struct {
 	// unchanged. It is an aim, not a cap: lines that carry failing tests,
 	// run summaries and error lines may take up to twice as much.
 	TargetBytes int
+	// TargetRatio, when above 1, aims each output at its own size divided
+	// by it: "this result at 10x". With TargetBytes also set, the smaller
+	// aim wins. The aim never goes under MinTargetBytes, and outputs at or
+	// under it are left alone.
+	TargetRatio float64
 	// ContextLines is how many lines around an error or failure line are
 	// kept with it when the budget allows; negative means none.
 	ContextLines int
 }
 
+// MinTargetBytes is the least a ratio may aim at: under it a marker and a
+// summary line are most of what is left.
+const MinTargetBytes = 256
+
 func (o StructuralOptions) withDefaults() StructuralOptions {
-	if o.TargetBytes <= 0 {
+	if o.TargetRatio <= 1 {
+		o.TargetRatio = 0
+	}
+	if o.TargetBytes <= 0 && o.TargetRatio == 0 {
 		o.TargetBytes = DefaultTargetBytes
 	}
 	if o.ContextLines == 0 {
@@ -178,8 +190,23 @@ type structural struct{ opts StructuralOptions }
 
 func (structural) Name() string { return "structural" }
 
+// aim is the byte target for an output of n bytes.
+func (o StructuralOptions) aim(n int) int {
+	if o.TargetRatio == 0 {
+		return o.TargetBytes
+	}
+	a := max(int(float64(n)/o.TargetRatio), MinTargetBytes)
+	if o.TargetBytes > 0 {
+		a = min(a, o.TargetBytes)
+	}
+	return a
+}
+
 func (s structural) Compress(text string, hint Hint) (string, Report) {
 	kind := Detect(text, hint)
+	// From here on the aim is a byte count, so the strategies below and
+	// the embedded outputs they recurse into see one number.
+	s.opts.TargetBytes, s.opts.TargetRatio = s.opts.aim(len(text)), 0
 	if len(text) <= s.opts.TargetBytes || hasOwnMarker(text) {
 		return text, unchanged(kind, text)
 	}

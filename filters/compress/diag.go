@@ -14,6 +14,11 @@ import (
 // tail; passing tests and shell traces last.
 func classifyDiagnostic(p *plan, kind Kind) {
 	p.cleanView()
+	if kind == KindTestLog {
+		// Summaries (rank 0) and failing tests (rank 1) are kept at any
+		// ratio: an agent cannot ask for a failure it was never told of.
+		p.mustRank = 1
+	}
 	if kind == KindTestLog && isGoTestJSON(p.view) {
 		classifyGoTestJSON(p)
 		return
@@ -194,6 +199,24 @@ func rankFrames(p *plan, cat uint8) {
 			}
 			rankBlock(p, frames, j, false, cat)
 			i = j - 1
+		case isPytestFrame(l):
+			// pytest's long tracebacks: "path.py:262: in f", the code
+			// after it, "_ _ _" between frames; innermost last.
+			var frames []int
+			j := i
+			for ; j < n; j++ {
+				lj := p.view[j]
+				if isPytestFrame(lj) {
+					frames = append(frames, j)
+					continue
+				}
+				if lj == "" || lj[0] == ' ' || lj[0] == '\t' || strings.HasPrefix(lj, "_ _ _") {
+					continue
+				}
+				break
+			}
+			rankBlock(p, frames, j, false, cat)
+			i = j - 1
 		case strings.HasPrefix(t, "at ") && len(t) > 3 && (strings.HasSuffix(t, ")") || strings.Contains(t, ":")):
 			// Java / JavaScript stacks, innermost first.
 			var frames []int
@@ -283,6 +306,20 @@ func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
 			}
 		}
 	}
+}
+
+// isPytestFrame matches a frame line of pytest's long traceback format:
+// "src/pkg/mod.py:262: in func" (no indentation).
+func isPytestFrame(l string) bool {
+	c := strings.Index(l, ": in ")
+	if c <= 0 || l[0] == ' ' || l[0] == '\t' {
+		return false
+	}
+	k := c
+	for k > 0 && isDigit(l[k-1]) {
+		k--
+	}
+	return k < c && k > 1 && l[k-1] == ':' && !strings.ContainsAny(l[:k-1], " \t")
 }
 
 // isGoTestJSON reports whether most lines are `go test -json` events.

@@ -3,9 +3,10 @@ package compress
 import "strings"
 
 // classifyDiff keeps the skeleton of a unified or git diff: file headers
-// (diff --git, index, mode, rename, ---/+++, Binary files) and hunk headers
-// are critical; changed lines come next, the first lines of every hunk
-// before later ones; unchanged context lines last. Markers count what they
+// (diff --git, mode, rename, ---/+++, Binary files) and hunk headers are
+// critical, and a line of per-file counts goes on top; changed lines come
+// next, the first lines of every hunk before later ones; unchanged context
+// lines and index lines last. Markers count what they
 // stand for: "[… 120 lines omitted: 80 added, 30 removed, 10 context …]".
 // Commit headers from git log -p / git show are kept high.
 func classifyDiff(p *plan) {
@@ -17,6 +18,13 @@ func classifyDiff(p *plan) {
 	oldLeft, newLeft := 0, 0 // lines still expected in the current hunk
 	inHunk := false
 	pos := 0
+	var stats []fileStat
+	cur := func() *fileStat {
+		if len(stats) == 0 {
+			stats = append(stats, fileStat{path: "?"})
+		}
+		return &stats[len(stats)-1]
+	}
 	for i, l := range p.lines {
 		if inHunk && (oldLeft > 0 || newLeft > 0) {
 			c := byte(' ')
@@ -26,11 +34,13 @@ func classifyDiff(p *plan) {
 			switch c {
 			case '+':
 				newLeft--
+				cur().added++
 				p.set(i, changedTier(l), pos, catAdd)
 				pos++
 				continue
 			case '-':
 				oldLeft--
+				cur().taken++
 				p.set(i, changedTier(l), pos, catDel)
 				pos++
 				continue
@@ -57,15 +67,59 @@ func classifyDiff(p *plan) {
 			oldLeft, newLeft = hunkCounts(l)
 			inHunk = true
 			pos = 0
+		case strings.HasPrefix(l, "index "):
+			// Blob hashes: no reader and no patch tool needs them once
+			// the file headers are there.
+			p.set(i, tierContext, 1<<20, catOther)
 		case isDiffHeader(l):
 			p.set(i, tierCritical, 0, catOther)
+			if path := diffPath(l); path != "" {
+				switch {
+				case strings.HasPrefix(l, "diff "), len(stats) == 0:
+					stats = append(stats, fileStat{path: path})
+				case strings.HasPrefix(l, "+++ ") && path != "/dev/null", strings.HasPrefix(l, "--- ") && cur().path == "?":
+					// The new name wins, the old one stands for a deletion.
+					cur().path = path
+				}
+			}
 		case strings.HasPrefix(l, "commit ") || strings.HasPrefix(l, "Author:") || strings.HasPrefix(l, "Date:") || strings.HasPrefix(l, "Merge:"):
 			p.set(i, tierHigh, 0, catOther)
 		default:
 			p.set(i, tierFill, i, catOther)
 		}
 	}
-	p.addContext(tierCritical)
+	if len(stats) > 0 {
+		// Per-file counts stay whatever the hunks lose: what a change did
+		// to each file is the first thing read in a diff.
+		p.preface = statMarker(stats, max(p.budget/4, 160))
+	}
+}
+
+// diffPath reads the file a header line names: "diff --git a/x b/y" gives
+// y, "--- a/x" gives x, "+++ b/y" gives y (a/ and b/ prefixes dropped);
+// "/dev/null" is returned as it is. Other lines give "".
+func diffPath(l string) string {
+	var path string
+	switch {
+	case strings.HasPrefix(l, "diff --git "):
+		rest := l[len("diff --git "):]
+		if k := strings.LastIndex(rest, " b/"); k >= 0 {
+			return rest[k+3:]
+		}
+		return ""
+	case strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "):
+		path = l[4:]
+	default:
+		return ""
+	}
+	if k := strings.IndexByte(path, '\t'); k >= 0 {
+		path = path[:k] // "--- a/x\t2009-10-11 15:12:20" (diff -u dates)
+	}
+	path = strings.TrimSpace(path)
+	if strings.HasPrefix(path, "a/") || strings.HasPrefix(path, "b/") {
+		path = path[2:]
+	}
+	return path
 }
 
 // isDiffHeader matches the per-file header lines of unified and git diffs.
@@ -111,8 +165,9 @@ func hunkCounts(l string) (int, int) {
 	return max(oldN, 0), max(newN, 0)
 }
 
-// changedTier ranks a changed line: ones that raise or report errors or
-// name source locations come with the headers' neighbours, the rest after.
+// changedTier ranks a changed line: changed lines come before the context
+// around them, the first lines of each hunk before later ones; ones that
+// raise or report errors or name source locations before the rest.
 func changedTier(l string) tier {
 	if isErrorLine(l[1:]) || location(l) != "" {
 		return tierHigh

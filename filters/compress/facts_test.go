@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"fmt"
 	"index/suffixarray"
 	"regexp"
 	"strings"
@@ -25,12 +26,13 @@ const (
 	factP factClass = "P" // paths in listings and search results
 	factJ factClass = "J" // JSON key paths (top two levels) and id/status/error/... values
 	factD factClass = "D" // diff file and hunk headers
+	factU factClass = "U" // next-step references (session records only)
 )
 
-var factClasses = []factClass{factT, factS, factE, factX, factL, factP, factJ, factD}
+var factClasses = []factClass{factT, factS, factE, factX, factL, factP, factJ, factD, factU}
 
 // factWeight is the §3.2 weight of each class in the weighted score FRS.
-var factWeight = map[factClass]float64{factT: 3, factS: 3, factE: 3, factX: 2, factL: 2, factP: 1, factJ: 1, factD: 2}
+var factWeight = map[factClass]float64{factT: 3, factS: 3, factE: 3, factX: 2, factL: 2, factP: 1, factJ: 1, factD: 2, factU: 1}
 
 type fact struct {
 	class factClass
@@ -51,6 +53,12 @@ var (
 		regexp.MustCompile(`\S+::\S+ (?:FAILED|ERROR)(?: \[\s*\d+%\])?$`),     // pytest -v
 		regexp.MustCompile(`"Action":"fail","Package":"[^"]+","Test":"[^"]+`), // go test -json
 	}
+	// reTTest holds the forms that name failures only inside a test log:
+	// elsewhere "1) " starts any numbered list.
+	reTTest = []*regexp.Regexp{
+		regexp.MustCompile(`^\s*\d{1,4}\) \S.*$`),  // mocha, rspec, phpunit
+		regexp.MustCompile(`^\s*FAIL\s+\S+ > .+$`), // vitest
+	}
 	reS = []*regexp.Regexp{
 		regexp.MustCompile(`\d+ (?:failed|passed|errors?)\b[^=\n]* in [\d.]+s`),
 		regexp.MustCompile(`^Ran \d+ tests? in [\d.]+s`),
@@ -62,6 +70,9 @@ var (
 		regexp.MustCompile(`^Tests:\s+.*`),
 		regexp.MustCompile(`test result: .*`),
 		regexp.MustCompile(`(?i)exit (?:status|code):? [1-9]\d*`),
+		regexp.MustCompile(`^\d+ examples?, \d+ failures?`),          // rspec
+		regexp.MustCompile(`^Tests: \d+, Assertions: \d+.*`),         // phpunit
+		regexp.MustCompile(`^\s*Tests\s+\d+ (?:failed|passed).*\)$`), // vitest
 	}
 	reE = []*regexp.Regexp{
 		regexp.MustCompile(`Traceback \(most recent call last\)`),
@@ -96,7 +107,11 @@ func extractFacts(text string, kind Kind) []fact {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		for _, re := range reT {
+		tres := reT
+		if kind == KindTestLog {
+			tres = append(reT[:len(reT):len(reT)], reTTest...)
+		}
+		for _, re := range tres {
 			if m := re.FindString(l); m != "" {
 				add(fact{class: factT, text: collapseSpace(m)})
 				break
@@ -108,7 +123,13 @@ func extractFacts(text string, kind Kind) []fact {
 				break
 			}
 		}
-		if kind != KindJSON && len(l) < 400 {
+		// Error lines are read where a program reports: not in JSON, and
+		// not in file reads and diffs, whose "except ValueError:" and
+		// `raise KeyError(k)` lines are code, not failures (the quality
+		// method counts exception types in error lines, not in code
+		// listings). Those kinds are measured by their own classes: U for
+		// reads, D for diffs.
+		if kind != KindJSON && kind != KindFileRead && kind != KindDiff && len(l) < 400 {
 			for _, re := range reE {
 				if re.MatchString(l) {
 					add(fact{class: factE, text: collapseSpace(l)})
@@ -142,6 +163,11 @@ func extractFacts(text string, kind Kind) []fact {
 			}
 		}
 	}
+	if kind == KindDiff {
+		for _, f := range diffFileCounts(lines) {
+			add(fact{class: factD, text: f})
+		}
+	}
 	if kind == KindJSON {
 		root := gjson.Parse(text)
 		var walk func(v gjson.Result, depth int)
@@ -172,6 +198,59 @@ func extractFacts(text string, kind Kind) []fact {
 			})
 		}
 		walk(root, 1)
+	}
+	return out
+}
+
+// diffFileCounts returns "path +added -removed" for each file of a diff
+// (the new path; a/ and b/ dropped), counting the lines of each hunk body
+// as its header announces them.
+func diffFileCounts(lines []string) []string {
+	type fc struct {
+		path     string
+		add, del int
+	}
+	var files []fc
+	oldLeft, newLeft := 0, 0
+	for _, l := range lines {
+		if oldLeft > 0 || newLeft > 0 {
+			if len(files) == 0 {
+				files = append(files, fc{path: "?"})
+			}
+			f := &files[len(files)-1]
+			switch {
+			case strings.HasPrefix(l, "+"):
+				f.add++
+				newLeft--
+			case strings.HasPrefix(l, "-"):
+				f.del++
+				oldLeft--
+			case strings.HasPrefix(l, "\\"):
+			default:
+				oldLeft--
+				newLeft--
+			}
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			if k := strings.LastIndex(l, " b/"); k >= 0 {
+				files = append(files, fc{path: l[k+3:]})
+			}
+		case strings.HasPrefix(l, "+++ ") && !strings.HasPrefix(l, "+++ /dev/null"):
+			p := strings.TrimPrefix(strings.SplitN(l[4:], "\t", 2)[0], "b/")
+			if len(files) == 0 || files[len(files)-1].add+files[len(files)-1].del > 0 {
+				files = append(files, fc{path: strings.TrimSpace(p)})
+			} else {
+				files[len(files)-1].path = strings.TrimSpace(p)
+			}
+		case strings.HasPrefix(l, "@@ "):
+			oldLeft, newLeft = hunkCounts(l)
+		}
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, fmt.Sprintf("%s +%d -%d", f.path, f.add, f.del))
 	}
 	return out
 }

@@ -192,7 +192,7 @@ func kindCases(t testing.TB) []kindCase {
 				`File "/home/dev/shop/inventory.py", line 23, in reserve`,  // innermost
 				`File "/home/dev/shop/inventory.py", line 40, in <module>`, // outermost
 			},
-			markers:  []string{`^\[… \d+ lines omitted: traceback frames …\]$`},
+			markers:  []string{`^\[… \d+ lines omitted: traceback frames at /home/dev/shop/inventory.py:19,14 …\]$`},
 			maxRatio: 0.2,
 		},
 		{

@@ -121,7 +121,11 @@ func isSummaryLine(l string) bool {
 		return true
 	case strings.Contains(t, " examples, ") && strings.Contains(t, " failure"): // rspec
 		return true
-	case strings.HasPrefix(t, "Tests: ") && strings.Contains(t, "Assertions:"): // phpunit
+	case strings.HasPrefix(t, "Tests: ") && strings.Contains(t, "Assertions:"), t == "FAILURES!", t == "ERRORS!": // phpunit
+		return true
+	case strings.HasPrefix(t, "Tests ") && (strings.Contains(t, " failed") || strings.Contains(t, " passed")) && strings.HasSuffix(t, ")"): // vitest
+		return true
+	case isPytestQuietSummary(t):
 		return true
 	}
 	// mocha: "12 passing (3s)", "2 failing", "1 pending".
@@ -132,6 +136,21 @@ func isSummaryLine(l string) bool {
 		}
 	}
 	return isExitNotice(t)
+}
+
+// isPytestQuietSummary matches pytest -q's summary, which has no rule
+// around it: "2 failed, 10 passed, 1 warning in 0.42s".
+func isPytestQuietSummary(t string) bool {
+	d := digits(t)
+	if d == 0 || len(t) > 300 {
+		return false
+	}
+	rest := t[d:]
+	if !(strings.HasPrefix(rest, " failed") || strings.HasPrefix(rest, " passed") || strings.HasPrefix(rest, " error")) {
+		return false
+	}
+	k := strings.LastIndex(t, " in ")
+	return k > 0 && strings.HasSuffix(t, "s")
 }
 
 // isExitNotice matches "exit status 1", "Exit code: 2", "exited with code 1",
@@ -157,9 +176,34 @@ func isExitNotice(t string) bool {
 	return false
 }
 
+// stripProgress removes pytest -v's progress column ("… FAILED [ 42%]"),
+// which would otherwise hide the outcome at the end of the line.
+func stripProgress(t string) string {
+	if !strings.HasSuffix(t, "%]") {
+		return t
+	}
+	k := strings.LastIndexByte(t, '[')
+	if k <= 0 || t[k-1] != ' ' {
+		return t
+	}
+	d := strings.TrimSpace(t[k+1 : len(t)-2])
+	if d == "" || digits(d) != len(d) {
+		return t
+	}
+	return trimRight(t[:k])
+}
+
+// isNumberedFailure matches the numbered failure headings of mocha
+// ("  1) Cart", "  2) Cart #total sums:"), rspec ("  1) Cart#total sums")
+// and PHPUnit ("1) Tests\\CartTest::testTotal").
+func isNumberedFailure(lt string) bool {
+	d := digits(lt)
+	return d > 0 && d <= 4 && strings.HasPrefix(lt[d:], ") ") && len(lt) > d+2 && lt[d+2] != ' '
+}
+
 // isFailingTest matches lines that name a failed test.
 func isFailingTest(l string) bool {
-	t := trimRight(l)
+	t := stripProgress(trimRight(l))
 	lt := trimLeft(t)
 	switch {
 	case strings.HasPrefix(t, "FAILED ") || strings.HasPrefix(t, "ERROR ") && len(t) > 6 && t[6] != ' ': // pytest short summary
@@ -180,6 +224,10 @@ func isFailingTest(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "rspec ./"):
 		return true
+	case isNumberedFailure(lt): // mocha, rspec, phpunit
+		return true
+	case strings.HasPrefix(lt, "FAIL ") && strings.Contains(lt, " > "): // vitest: "FAIL  src/a.test.ts > cart > sums"
+		return true
 	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " F") || strings.HasSuffix(lt, " E")): // sympy bin/test
 		return true
 	}
@@ -188,7 +236,7 @@ func isFailingTest(l string) bool {
 
 // isPassingTest matches lines that report a passed or skipped test.
 func isPassingTest(l string) bool {
-	t := trimRight(l)
+	t := stripProgress(trimRight(l))
 	lt := trimLeft(t)
 	switch {
 	case strings.HasPrefix(t, "PASSED ") || strings.HasPrefix(t, "SKIPPED ") || strings.HasPrefix(t, "XFAIL ") || strings.HasPrefix(t, "XPASS "):

@@ -63,6 +63,52 @@ func countMarker(n int, unit string) string {
 	return string(b)
 }
 
+// fileStat is one file's line counts in a diff.
+type fileStat struct {
+	path         string
+	added, taken int
+}
+
+// statMarker is "[… 2 files changed: a/x.py +12 -3, y.go +1 -0 …]": the
+// per-file counts of a diff, like git diff --stat, written once at the top
+// of a compressed diff. It stands for no input line. The list stays under
+// limit bytes; the files it leaves out are counted.
+func statMarker(files []fileStat, limit int) string {
+	b := make([]byte, 0, 64)
+	b = append(b, markOpen...)
+	b = strconv.AppendInt(b, int64(len(files)), 10)
+	if len(files) == 1 {
+		b = append(b, " file changed: "...)
+	} else {
+		b = append(b, " files changed: "...)
+	}
+	for k, f := range files {
+		part := cleanLabel(f.path, 200) + " +" + strconv.Itoa(f.added) + " -" + strconv.Itoa(f.taken)
+		if k > 0 && len(b)+len(part) > limit {
+			b = append(b, ", and "...)
+			b = strconv.AppendInt(b, int64(len(files)-k), 10)
+			b = append(b, " more"...)
+			break
+		}
+		if k > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, part...)
+	}
+	b = append(b, markClose...)
+	return string(b)
+}
+
+// isStatMarker reports whether a line is a statMarker.
+func isStatMarker(l string) bool {
+	rest, ok := strings.CutPrefix(l, markOpen)
+	if !ok || !strings.HasSuffix(l, markClose) {
+		return false
+	}
+	d := digits(rest)
+	return d > 0 && (strings.HasPrefix(rest[d:], " files changed: ") || strings.HasPrefix(rest[d:], " file changed: "))
+}
+
 // markerUnits are the units countMarker is used with.
 var markerUnits = [...]string{
 	" bytes omitted …]", " items omitted …]", " keys omitted …]", " words omitted …]",
@@ -107,7 +153,11 @@ func isOwnMarkerBody(s string) bool {
 	var ok bool
 	if rest, ok = strings.CutPrefix(rest, " lines omitted: "); !ok {
 		if rest, ok = strings.CutPrefix(rest, " line omitted: "); !ok {
-			return false
+			if rest, ok = strings.CutPrefix(rest, " files changed: "); !ok {
+				if rest, ok = strings.CutPrefix(rest, " file changed: "); !ok {
+					return false
+				}
+			}
 		}
 	}
 	// The reason runs to " …]" on the same line.

@@ -66,6 +66,15 @@ type plan struct {
 	critCap    int
 	context    int
 	maxLine    int // longer lines are cut in the middle when rendered
+	// mustRank: critical lines ranked at or below it (run summaries and
+	// failing tests) are kept at any ratio, past critCap; -1 means none.
+	// When they alone overflow critCap, each is cut after mustCut bytes
+	// (its test id) instead of being dropped.
+	mustRank int32
+	mustCut  int
+	// preface is a line written before everything else when the output is
+	// compressed (a diff's per-file counts), reckoned in the budget.
+	preface string
 }
 
 // markerCost estimates the bytes one gap marker takes, for the budget.
@@ -94,6 +103,7 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 	p.view = p.lines
 	p.frameCat = -1
 	p.markCost = markerCost
+	p.mustRank = -1
 	return p
 }
 
@@ -306,10 +316,94 @@ func (p *plan) fillRanks() {
 
 func (p *plan) lineCost(i int) int {
 	l := len(p.lines[i])
-	if l > p.maxLine {
+	if p.mustCut > 0 && p.must(i) {
+		l = len(p.cutMust(p.lines[i]))
+	} else if l > p.maxLine {
 		l = p.maxLine + 32
 	}
 	return l + 1
+}
+
+// must reports whether line i is kept at any ratio.
+func (p *plan) must(i int) bool {
+	c := p.cls[i]
+	return c.tier == tierCritical && c.rank <= p.mustRank
+}
+
+// minMustCut is the least of a must-keep line that a cut keeps: test ids
+// are rarely longer.
+const minMustCut = 120
+
+// planMustCut sets mustCut when the must-keep lines alone overflow critCap:
+// the largest cut at which they fit, but never under minMustCut.
+func (p *plan) planMustCut() {
+	if p.mustRank < 0 {
+		return
+	}
+	var lens []int
+	total, fixed := 0, 0
+	for i, l := range p.lines {
+		if !p.must(i) {
+			continue
+		}
+		n := min(len(l), p.maxLine+32) + 1
+		total += n
+		if strings.HasPrefix(l, "{") {
+			fixed += n // JSON events are never cut
+		} else {
+			lens = append(lens, n)
+		}
+	}
+	if total <= p.critCap {
+		return
+	}
+	lo, hi := minMustCut, p.maxLine // the largest cut that fits, by bisection
+	fits := func(cut int) bool {
+		n := fixed
+		for _, l := range lens {
+			n += min(l, cut+cutMarkCost)
+		}
+		return n <= p.critCap
+	}
+	if !fits(lo) {
+		p.mustCut = lo
+		return
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	p.mustCut = lo
+}
+
+// cutMarkCost is what "[… 1234 bytes omitted …]" takes.
+const cutMarkCost = 28
+
+// cutMust renders a must-keep line under mustCut: its start up to the cut,
+// or up to pytest's " - " that ends the test id when that comes first,
+// then a bytes marker. Lines the cut would not shorten stay whole, and so
+// do JSON events.
+func (p *plan) cutMust(s string) string {
+	cut := p.mustCut
+	if strings.HasPrefix(s, "{") {
+		// A `go test -json` event: its test name comes after the time,
+		// action and package, and half an event is no event.
+		return p.cutLong(s)
+	}
+	if d := strings.Index(s, " - "); d > 0 && d < cut {
+		cut = d
+	}
+	if len(s) <= cut+cutMarkCost {
+		return p.cutLong(s)
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + countMarker(len(s)-cut, "bytes")
 }
 
 // gapDelta says how the number of gaps changes when line i is kept.
@@ -350,18 +444,23 @@ func (p *plan) selectGreedy() {
 		}
 		return int(a - b)
 	})
+	p.planMustCut()
 	used := p.markCost
+	if p.preface != "" {
+		used += len(p.preface) + 1
+	}
 	misses := 0
 	limit := p.critCap
+	reserve := p.frameListReserve()
 	for k, i32 := range order {
 		i := int(i32)
 		if p.cls[i].tier != tierCritical && (k == 0 || p.cls[order[k-1]].tier == tierCritical) {
 			// The critical lines are in: the rest gets the aim, or a
 			// quarter of it beyond the critical lines when they took more.
-			limit = max(p.budget, used+p.budget/4)
+			limit = max(p.budget, used+p.budget/4) - reserve
 		}
 		cost := p.lineCost(i) + p.gapDelta(i)*p.markCost
-		if used+cost > limit {
+		if used+cost > limit && !p.must(i) {
 			if p.cls[i].tier != tierCritical {
 				// A few smaller lines may still fit; stop once it is clear
 				// nothing more will.
@@ -375,8 +474,38 @@ func (p *plan) selectGreedy() {
 		p.keep[i] = true
 		used += cost
 	}
-	p.usedBytes = used
+	p.usedBytes = used + reserve
 	p.fillSmallGaps()
+}
+
+// frameListReserve is the part of the budget kept back for the location
+// lists of omitted traceback frames: what listing every frame's file and
+// line would take, grouped by file as frameLocations writes them, up to
+// half the budget. A location is worth more to an agent than the code line
+// under it: it is where the next read goes.
+func (p *plan) frameListReserve() int {
+	if p.frameCat < 0 {
+		return 0
+	}
+	seen := make(map[string]bool)
+	n := 0
+	for k, c := range p.cls {
+		if int(c.cat) != p.frameCat || c.tier == tierNever {
+			continue
+		}
+		loc := location(p.view[k])
+		c := strings.LastIndexByte(loc, ':')
+		if c <= 0 || seen[loc] {
+			continue
+		}
+		seen[loc] = true
+		if !seen[loc[:c]] {
+			seen[loc[:c]] = true
+			n += c + 2
+		}
+		n += len(loc) - c
+	}
+	return min(n, p.budget/2)
 }
 
 // fillSmallGaps keeps single omitted lines that are hardly longer than the
@@ -433,9 +562,16 @@ func (p *plan) renderOnce() (string, int) {
 		first = false
 		b.WriteString(s)
 	}
+	if p.preface != "" {
+		emit(p.preface)
+	}
 	for i := 0; i < n; {
 		if p.keep[i] {
-			emit(p.cutLong(p.lines[i]))
+			if p.mustCut > 0 && p.must(i) {
+				emit(p.cutMust(p.lines[i]))
+			} else {
+				emit(p.cutLong(p.lines[i]))
+			}
 			i++
 			continue
 		}
@@ -562,8 +698,8 @@ func (p *plan) reason(i, j int) string {
 
 // frameLocations lists the locations of the traceback frames in [i, j),
 // grouped by file: " at /x/query.py:1376,1398; /x/manager.py:85". The list
-// stays under a quarter of the bytes it stands for, so a marker never costs
-// much of what it saves.
+// stays under two fifths of the bytes it stands for and half the budget, so
+// a marker never costs much of what it saves.
 func (p *plan) frameLocations(i, j int) string {
 	gapBytes := 0
 	var paths []string
@@ -592,7 +728,7 @@ func (p *plan) frameLocations(i, j int) string {
 			nums[x] = append(nums[x], n)
 		}
 	}
-	limit := min(gapBytes/4, 400)
+	limit := min(gapBytes*2/5, max(p.budget/2, 400))
 	var b strings.Builder
 	for x, path := range paths {
 		part := cleanLabel(path, 200) + ":" + strings.Join(nums[x], ",")

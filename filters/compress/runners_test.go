@@ -1,0 +1,217 @@
+package compress
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// runnerCase is one test runner's output: passing tests around a few
+// failures, in the runner's own format, large enough that a 10x aim has to
+// drop nearly every passing line. Failing ids, counts and the summary must
+// survive at any ratio.
+type runnerCase struct {
+	name string
+	cmd  string
+	gen  func(b *strings.Builder, pass int) // writes the log
+	keep []string
+}
+
+// runnerCases follow the formats the runners document and print (pytest
+// -v/-q/-rA, unittest -v, go test -v, jest, vitest, cargo test, mocha spec
+// reporter, rspec, PHPUnit).
+var runnerCases = []runnerCase{
+	{
+		name: "pytest -v with progress", cmd: "pytest -v tests/",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("============================= test session starts ==============================\nplatform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0\ncollected 402 items\n\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "tests/test_cart.py::test_line_total[case%03d] PASSED%s[%3d%%]\n", i, strings.Repeat(" ", 20), i*100/(pass+2))
+				if i == pass/3 {
+					fmt.Fprintf(b, "tests/test_cart.py::test_discount_rounding FAILED%s[ 33%%]\n", strings.Repeat(" ", 24))
+				}
+				if i == pass/2 {
+					fmt.Fprintf(b, "tests/test_orders.py::TestRefund::test_partial ERROR%s[ 50%%]\n", strings.Repeat(" ", 19))
+				}
+			}
+			b.WriteString("\n=========================== short test summary info ============================\nFAILED tests/test_cart.py::test_discount_rounding - AssertionError: assert 9.99 == 10.0\nERROR tests/test_orders.py::TestRefund::test_partial - fixture 'db' not found\n============== 1 failed, 400 passed, 1 error in 3.21s ===============\n")
+		},
+		keep: []string{"tests/test_cart.py::test_discount_rounding FAILED", "tests/test_orders.py::TestRefund::test_partial ERROR", "1 failed, 400 passed, 1 error in 3.21s"},
+	},
+	{
+		name: "pytest -q", cmd: "pytest -q",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass/10; i++ {
+				line := strings.Repeat(".", 60)
+				if i == 2 {
+					line = strings.Repeat(".", 30) + "F" + strings.Repeat(".", 29)
+				}
+				fmt.Fprintf(b, "%s [%3d%%]\n", line, (i+1)*10*100/pass)
+			}
+			b.WriteString("=================================== FAILURES ===================================\n___________________________ test_tax_for_region[EU] ____________________________\n\n    def test_tax_for_region(region):\n>       assert tax(region) == 0.2\nE       assert 0.21 == 0.2\n\ntests/test_tax.py:18: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_tax.py::test_tax_for_region[EU] - assert 0.21 == 0.2\n1 failed, 3599 passed in 2.02s\n")
+		},
+		keep: []string{"FAILED tests/test_tax.py::test_tax_for_region[EU]", "1 failed, 3599 passed in 2.02s", "tests/test_tax.py:18: AssertionError"},
+	},
+	{
+		name: "pytest -rA", cmd: "pytest -rA",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("=========================== short test summary info ============================\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "PASSED tests/test_api.py::test_get_item[%d]\n", i)
+				if i == pass*2/3 {
+					b.WriteString("FAILED tests/test_api.py::test_delete_item - requests.exceptions.HTTPError: 500 Server Error\n")
+				}
+			}
+			fmt.Fprintf(b, "=================== 1 failed, %d passed in 9.80s ===================\n", pass)
+		},
+		keep: []string{"FAILED tests/test_api.py::test_delete_item", "1 failed, 600 passed in 9.80s"},
+	},
+	{
+		name: "unittest -v", cmd: "python -m unittest -v",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "test_parse_%03d (tests.test_parser.ParserTests.test_parse_%03d) ... ok\n", i, i)
+				if i == pass/4 {
+					b.WriteString("test_parse_unicode (tests.test_parser.ParserTests.test_parse_unicode) ... FAIL\n")
+				}
+			}
+			b.WriteString("\n======================================================================\nFAIL: test_parse_unicode (tests.test_parser.ParserTests.test_parse_unicode)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/src/tests/test_parser.py\", line 88, in test_parse_unicode\n    self.assertEqual(parse(\"é\"), [\"é\"])\nAssertionError: Lists differ: [] != ['é']\n\n----------------------------------------------------------------------\n")
+			fmt.Fprintf(b, "Ran %d tests in 0.412s\n\nFAILED (failures=1)\n", pass+1)
+		},
+		keep: []string{"FAIL: test_parse_unicode (tests.test_parser.ParserTests.test_parse_unicode)", "Ran 601 tests in 0.412s", "FAILED (failures=1)", "AssertionError: Lists differ"},
+	},
+	{
+		name: "go test -v", cmd: "go test -v ./...",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "=== RUN   TestRoute/case_%03d\n--- PASS: TestRoute/case_%03d (0.00s)\n", i, i)
+				if i == pass/2 {
+					b.WriteString("=== RUN   TestRoute/trailing_slash\n    router_test.go:41: got 404, want 200\n--- FAIL: TestRoute/trailing_slash (0.00s)\n")
+				}
+			}
+			b.WriteString("--- FAIL: TestRoute (0.02s)\nFAIL\nFAIL\texample.com/router\t0.031s\nok  \texample.com/router/internal\t0.004s\n")
+		},
+		keep: []string{"--- FAIL: TestRoute/trailing_slash", "--- FAIL: TestRoute (0.02s)", "FAIL\texample.com/router\t0.031s", "router_test.go:41: got 404, want 200"},
+	},
+	{
+		name: "jest", cmd: "npx jest",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("FAIL src/cart.test.js\n  cart\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "    ✓ adds item %d (1 ms)\n", i)
+				if i == pass/3 {
+					b.WriteString("    ✕ applies coupon (4 ms)\n")
+				}
+			}
+			b.WriteString("\n  ● cart › applies coupon\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 90\n    Received: 100\n\n      at Object.<anonymous> (src/cart.test.js:27:31)\n\n")
+			fmt.Fprintf(b, "Test Suites: 1 failed, 1 total\nTests:       1 failed, %d passed, %d total\nSnapshots:   0 total\nTime:        1.234 s\n", pass, pass+1)
+		},
+		keep: []string{"✕ applies coupon", "● cart › applies coupon", "Tests:       1 failed, 600 passed, 601 total", "FAIL src/cart.test.js", "src/cart.test.js:27:31"},
+	},
+	{
+		name: "vitest", cmd: "npx vitest run",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString(" ❯ src/cart.test.ts (601 tests | 1 failed) 40ms\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "   ✓ cart > adds item %d\n", i)
+				if i == pass/3 {
+					b.WriteString("   × cart > applies coupon 3ms\n     → expected 100 to be 90 // Object.is equality\n")
+				}
+			}
+			b.WriteString("\n⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯\n\n FAIL  src/cart.test.ts > cart > applies coupon\nAssertionError: expected 100 to be 90 // Object.is equality\n ❯ src/cart.test.ts:27:21\n\n")
+			fmt.Fprintf(b, " Test Files  1 failed (1)\n      Tests  1 failed | %d passed (%d)\n   Start at  10:02:11\n   Duration  412ms\n", pass, pass+1)
+		},
+		keep: []string{"× cart > applies coupon", "FAIL  src/cart.test.ts > cart > applies coupon", "Tests  1 failed | 600 passed (601)", "Test Files  1 failed (1)"},
+	},
+	{
+		name: "cargo test", cmd: "cargo test",
+		gen: func(b *strings.Builder, pass int) {
+			fmt.Fprintf(b, "running %d tests\n", pass+1)
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "test parser::tests::parses_case_%03d ... ok\n", i)
+				if i == pass/2 {
+					b.WriteString("test parser::tests::rejects_trailing_comma ... FAILED\n")
+				}
+			}
+			b.WriteString("\nfailures:\n\n---- parser::tests::rejects_trailing_comma stdout ----\nthread 'parser::tests::rejects_trailing_comma' panicked at src/parser.rs:211:9:\nassertion failed: result.is_err()\n\nfailures:\n    parser::tests::rejects_trailing_comma\n\n")
+			fmt.Fprintf(b, "test result: FAILED. %d passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.03s\n\nerror: test failed, to rerun pass `--lib`\n", pass)
+		},
+		keep: []string{"test parser::tests::rejects_trailing_comma ... FAILED", "test result: FAILED. 600 passed; 1 failed", "src/parser.rs:211:9"},
+	},
+	{
+		name: "mocha", cmd: "npx mocha",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("\n  Cart\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "    ✔ adds item %d\n", i)
+				if i == pass/3 {
+					b.WriteString("    1) applies coupon\n")
+				}
+			}
+			fmt.Fprintf(b, "\n\n  %d passing (120ms)\n  1 failing\n\n  1) Cart\n       applies coupon:\n\n      AssertionError [ERR_ASSERTION]: 100 == 90\n      at Context.<anonymous> (test/cart.test.js:27:14)\n\n", pass)
+		},
+		keep: []string{"1) applies coupon", "1) Cart", "600 passing (120ms)", "1 failing", "test/cart.test.js:27:14"},
+	},
+	{
+		name: "rspec", cmd: "bundle exec rspec",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "Cart adds item %d\n", i)
+			}
+			b.WriteString("\nFailures:\n\n  1) Cart#total applies the coupon\n     Failure/Error: expect(cart.total).to eq(90)\n\n       expected: 90\n            got: 100\n     # ./spec/cart_spec.rb:27:in `block (3 levels) in <top (required)>'\n\n")
+			fmt.Fprintf(b, "Finished in 0.4 seconds (files took 0.2 seconds to load)\n%d examples, 1 failure\n\nFailed examples:\n\nrspec ./spec/cart_spec.rb:25 # Cart#total applies the coupon\n", pass+1)
+		},
+		keep: []string{"1) Cart#total applies the coupon", "601 examples, 1 failure", "rspec ./spec/cart_spec.rb:25"},
+	},
+	{
+		name: "phpunit", cmd: "vendor/bin/phpunit",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("PHPUnit 10.5.9 by Sebastian Bergmann and contributors.\n\n")
+			for i := 0; i < pass/63; i++ {
+				line := strings.Repeat(".", 63)
+				if i == 3 {
+					line = strings.Repeat(".", 20) + "F" + strings.Repeat(".", 42)
+				}
+				fmt.Fprintf(b, "%s %4d / %d (%3d%%)\n", line, (i+1)*63, pass, (i+1)*63*100/pass)
+			}
+			b.WriteString("\nTime: 00:00.412, Memory: 10.00 MB\n\nThere was 1 failure:\n\n1) Tests\\CartTest::testCouponIsApplied\nFailed asserting that 100 matches expected 90.\n\n/app/tests/CartTest.php:27\n\nFAILURES!\n")
+			fmt.Fprintf(b, "Tests: %d, Assertions: %d, Failures: 1.\n", pass, pass*2)
+		},
+		keep: []string{"1) Tests\\CartTest::testCouponIsApplied", "FAILURES!", "Tests: 630, Assertions: 1260, Failures: 1.", "/app/tests/CartTest.php:27"},
+	},
+}
+
+// TestRunnerFormats holds failing ids, counts and the summary line of
+// every runner's output at 10x, and checks that most of the passing lines
+// went.
+func TestRunnerFormats(t *testing.T) {
+	for _, c := range runnerCases {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			pass := 600
+			if strings.HasPrefix(c.name, "phpunit") {
+				pass = 630
+			}
+			c.gen(&b, pass)
+			text := b.String()
+			h := bash(c.cmd)
+			if k := Detect(text, h); k != KindTestLog {
+				t.Fatalf("detected %s", k)
+			}
+			for _, ratio := range []float64{4, 10} {
+				out, rep := Structural(StructuralOptions{TargetRatio: ratio}).Compress(text, h)
+				for _, k := range c.keep {
+					if !strings.Contains(out, k) {
+						t.Errorf("at %gx lost %q\n%s", ratio, k, out)
+					}
+				}
+				if !rep.Changed || len(out)*3 > len(text) {
+					t.Errorf("at %gx: %d → %d bytes", ratio, len(text), len(out))
+				}
+				if err := checkGuards(Structural(StructuralOptions{TargetRatio: ratio}), text, h); err != nil {
+					t.Errorf("at %gx: %v", ratio, err)
+				}
+			}
+		})
+	}
+}
