@@ -223,6 +223,7 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 		switch kind {
 		case KindTestLog, KindTraceback, KindLog, KindText:
 			classifyDiagnostic(p, kind)
+			p.raiseQueryLines(queryTerms(hint))
 			p.selectGreedy()
 		case KindSearch:
 			classifySearch(p)

@@ -14,11 +14,10 @@ import (
 // tail; passing tests and shell traces last.
 func classifyDiagnostic(p *plan, kind Kind) {
 	p.cleanView()
-	if kind == KindTestLog {
-		// Summaries (rank 0) and failing tests (rank 1) are kept at any
-		// ratio: an agent cannot ask for a failure it was never told of.
-		p.mustRank = 1
-	}
+	// Summaries and exit notices (rank 0) and failing tests (rank 1) are
+	// kept at any ratio: an agent cannot ask for a failure it was never
+	// told of.
+	p.mustRank = 1
 	if kind == KindTestLog && isGoTestJSON(p.view) {
 		classifyGoTestJSON(p)
 		return
@@ -73,7 +72,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 1, catOut)
 		case isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
-		case isErrorLine(l) || logKind && isLogError(l) || !test && isExitNotice(strings.TrimSpace(l)):
+		case !test && isExitNotice(strings.TrimSpace(l)):
+			p.set(i, tierCritical, 0, catOut)
+		case isErrorLine(l) || logKind && isLogError(l):
 			key := collapseSpace(l)
 			if _, dup := seenErr[key]; dup {
 				if strings.HasPrefix(key, "Traceback (most recent call last)") {
@@ -112,6 +113,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			}
 		}
 	}
+	rankErrorsFromBothEnds(p)
 	rankFrames(p, catFrames)
 	if test {
 		rankSections(p)
@@ -122,6 +124,31 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	p.addContext(tierCritical)
 	p.headTail(5, 10)
 	p.fillRanks()
+}
+
+// rankErrorsFromBothEnds orders the error lines (critical, rank 2 and
+// beyond): those naming an exception type first, each group by distance
+// from the nearer end of the list of error lines: the
+// first error of a build is usually the cause, the last exception of a
+// chained Python traceback is the one that was raised, and a tight budget
+// should keep both before the ones in between.
+func rankErrorsFromBothEnds(p *plan) {
+	var errs []int
+	for i, c := range p.cls {
+		if c.tier == tierCritical && c.rank >= 2 {
+			errs = append(errs, i)
+		}
+	}
+	m := len(errs)
+	for k, i := range errs {
+		r := 2 + min(k, m-1-k)
+		if l := p.view[i]; !strings.HasPrefix(l, "E ") && !hasExceptionToken(trimLeft(l), false) {
+			// Lines that name an exception or error type first: they
+			// say what failed; the rest say more about it.
+			r += m
+		}
+		p.cls[i].rank = int32(min(r, 1<<30))
+	}
 }
 
 // isProgressLine matches pytest's dot lines ("tests/x.py ....s.. [ 40%]");

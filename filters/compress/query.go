@@ -1,0 +1,168 @@
+package compress
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
+)
+
+// Query-aware compression: the call's own arguments say what the agent is
+// looking for (the script it ran, the test it named, the pattern it
+// grepped, the symbol it sed'ed for), and lines that mention those terms
+// are kept before others of their tier. Only the call's arguments are read,
+// never a later turn, so a result compresses to the same bytes on every
+// turn (the prompt-cache rule in the package comment).
+
+// maxQueryTerms and minQueryTerm bound what a call contributes: a few
+// distinctive words, not every token of a long shell pipeline.
+const (
+	maxQueryTerms = 8
+	minQueryTerm  = 4
+)
+
+// queryTerms returns the distinctive words of a call's arguments: for a
+// shell command the operands that are not flags or program names (paths,
+// test ids, patterns), for other tools the values of pattern, query, path
+// and similar members. Path operands also give their base name, which is
+// how tracebacks and test ids usually name a file. Terms are distinct and
+// in argument order.
+func queryTerms(h Hint) []string {
+	var words []string
+	if cmd := commandOf(h); cmd != "" {
+		words = shellOperands(cmd)
+	} else if h.Args != "" && jsonsafe.ValidString(h.Args) {
+		a := gjson.Parse(h.Args)
+		for _, k := range [...]string{"pattern", "query", "regex", "search", "symbol", "test", "path", "file_path", "filename"} {
+			if v := a.Get(k); v.Type == gjson.String {
+				words = append(words, splitAlternatives(v.String())...)
+			}
+		}
+	}
+	var out []string
+	add := func(w string) {
+		w = strings.Trim(w, `"'`+"`.,;()[]{}")
+		if len(w) < minQueryTerm || len(out) >= maxQueryTerms || strings.ContainsAny(w, "\n\r") {
+			return
+		}
+		for _, x := range out {
+			if x == w {
+				return
+			}
+		}
+		out = append(out, w)
+	}
+	for _, w := range words {
+		add(w)
+		if k := strings.LastIndexAny(w, `/\`); k >= 0 && k+1 < len(w) {
+			add(w[k+1:])
+		}
+	}
+	return out
+}
+
+// shellOperands splits a command line into the words worth looking for:
+// quoted strings whole (a grep pattern, split on its alternatives), bare
+// words that are not flags, redirections, program names or shell syntax.
+func shellOperands(cmd string) []string {
+	if len(cmd) > 4096 {
+		cmd = cmd[:4096]
+	}
+	var words []string
+	for i := 0; i < len(cmd); {
+		c := cmd[i]
+		switch {
+		case c == '"' || c == '\'':
+			j := strings.IndexByte(cmd[i+1:], c)
+			if j < 0 {
+				j = len(cmd) - i - 1
+			}
+			words = append(words, splitAlternatives(cmd[i+1:i+1+j])...)
+			i += j + 2
+		case c == ' ' || c == '\t' || c == '\n' || c == '|' || c == '&' || c == ';' || c == '(' || c == ')' || c == '<' || c == '>':
+			i++
+		default:
+			j := i
+			for j < len(cmd) && !strings.ContainsRune(" \t\n|&;()<>\"'", rune(cmd[j])) {
+				j++
+			}
+			w := cmd[i:j]
+			i = j
+			if w[0] == '-' || w[0] == '$' || strings.Contains(w, "=") || isProgramWord(w) {
+				continue
+			}
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// splitAlternatives splits a search pattern on its regex alternatives
+// ("foo|bar", grep's "foo\|bar").
+func splitAlternatives(p string) []string {
+	p = strings.ReplaceAll(p, `\|`, "|")
+	return strings.Split(p, "|")
+}
+
+// isProgramWord matches the commands and shell words that say nothing
+// about what was looked for.
+func isProgramWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "python", "python3", "pytest", "python -m", "bash", "sh", "cd", "cat", "grep", "egrep", "rg", "find",
+		"head", "tail", "sed", "awk", "echo", "git", "diff", "show", "log", "status", "npm", "npx", "yarn",
+		"pnpm", "node", "go", "test", "run", "cargo", "make", "ls", "xargs", "sort", "uniq", "wc", "true",
+		"false", "then", "else", "done", "exec", "sudo", "timeout", "env", "tests", "test.py", "runtests.py",
+		"manage.py", "setup.py", "2>&1", "/dev/null", "/tmp", ".":
+		return true
+	}
+	return false
+}
+
+// raiseQueryLines moves lines that mention a query term ahead of the other
+// lines of their tier (rank 0), and passing or noise lines that mention one
+// up to context: "pytest -k test_refund" is about test_refund even when it
+// passed. A term on more than maxTermLines lines is too common to say
+// anything (the test file every passing line names) and is left out.
+func (p *plan) raiseQueryLines(terms []string) {
+	const maxTermLines = 12
+	if len(terms) == 0 {
+		return
+	}
+	counts := make([]int, len(terms))
+	for _, l := range p.view {
+		if len(l) > 2048 {
+			continue
+		}
+		for k, t := range terms {
+			if counts[k] <= maxTermLines && strings.Contains(l, t) {
+				counts[k]++
+			}
+		}
+	}
+	var use []string
+	for k, t := range terms {
+		if counts[k] > 0 && counts[k] <= maxTermLines {
+			use = append(use, t)
+		}
+	}
+	if len(use) == 0 {
+		return
+	}
+	for i, l := range p.view {
+		c := p.cls[i]
+		if c.tier == tierCritical || c.tier == tierNever || len(l) > 2048 {
+			continue
+		}
+		for _, t := range use {
+			if strings.Contains(l, t) {
+				nt := min(c.tier, tierHigh)
+				if c.tier == tierNoise {
+					nt = tierContext
+				}
+				p.cls[i].tier, p.cls[i].rank = nt, 0
+				break
+			}
+		}
+	}
+}
