@@ -220,13 +220,15 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 		}
 	default:
 		p := newPlan(text, kind, s.opts)
+		p.query = queryTerms(hint)
 		switch kind {
 		case KindTestLog, KindTraceback, KindLog, KindText:
 			classifyDiagnostic(p, kind)
-			p.raiseQueryLines(queryTerms(hint))
+			p.raiseQueryLines()
 			p.selectGreedy()
 		case KindSearch:
 			classifySearch(p)
+			p.raiseAlternatives()
 			p.selectGreedy()
 		case KindDirListing:
 			classifyListing(p)

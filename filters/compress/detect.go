@@ -25,6 +25,9 @@ func Detect(text string, hint Hint) Kind {
 		if s.isTest() {
 			return KindTestLog
 		}
+		if s.listing() && contains(editorTools, strings.ToLower(hint.ToolName)) {
+			return KindDirListing // the editor's view of a directory
+		}
 		return KindFileRead
 	case KindSearch:
 		if s.hits > 0 || s.listing() {
@@ -43,7 +46,7 @@ func Detect(text string, hint Hint) Kind {
 			return KindDiff
 		}
 	case KindSearch:
-		if s.hits > 0 && !s.isTest() {
+		if (s.hits > 0 || s.plainHits*2 > s.nonEmpty) && !s.isTest() {
 			return KindSearch
 		}
 	case KindDirListing:
@@ -74,8 +77,12 @@ var (
 		"glob", "ls", "list_dir", "list_directory", "find_file", "file_search", "list_files",
 		"directory_tree", "tree", "list", "find",
 	}
-	shellTools = []string{
-		"bash", "shell", "exec", "exec_command", "run_in_terminal", "run_shell_command",
+	// editorTools do several things; the call's "command" says which
+	// (Anthropic's text editor tool, OpenHands' and SWE-agent's
+	// str_replace_editor): "view" returns a file or a directory listing.
+	editorTools = []string{"str_replace_editor", "str_replace_based_edit_tool", "text_editor"}
+	shellTools  = []string{
+		"execute_bash", "bash", "shell", "exec", "exec_command", "run_in_terminal", "run_shell_command",
 		"execute_command", "terminal", "run_command", "command", "local_shell", "container.exec",
 		"sh", "zsh", "powershell", "cmd", "python", "run", "process",
 	}
@@ -96,6 +103,10 @@ func kindFromTool(h Hint) Kind {
 		return KindSearch
 	case contains(listTools, name):
 		return KindDirListing
+	case contains(editorTools, name) && jsonsafe.ValidString(h.Args):
+		if gjson.Get(h.Args, "command").String() == "view" {
+			return KindFileRead
+		}
 	}
 	return ""
 }
@@ -114,6 +125,9 @@ func contains(list []string, s string) bool {
 // {"command": ["bash","-lc","..."]} (Codex).
 func commandOf(h Hint) string {
 	name := strings.ToLower(h.ToolName)
+	if contains(editorTools, name) {
+		return "" // its "command" is view, create, str_replace: no command line
+	}
 	if !contains(shellTools, name) && h.Args == "" {
 		return ""
 	}
@@ -166,13 +180,30 @@ func kindFromCommand(cmd string) Kind {
 	return last
 }
 
-// splitCommand splits on the shell's list and pipe operators. It is a
-// tokenizer-free approximation; quotes rarely matter for the first word.
+// splitCommand splits on the shell's list and pipe operators outside
+// quotes: grep "a\|b" is one command.
 func splitCommand(cmd string) []string {
-	f := func(r rune) bool { return r == '|' || r == ';' || r == '&' || r == '\n' }
-	parts := strings.FieldsFunc(cmd, f)
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
+	var parts []string
+	var quote byte
+	start := 0
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '|' || c == ';' || c == '&' || c == '\n':
+			if p := strings.TrimSpace(cmd[start:i]); p != "" {
+				parts = append(parts, p)
+			}
+			start = i + 1
+		}
+	}
+	if p := strings.TrimSpace(cmd[start:]); p != "" {
+		parts = append(parts, p)
 	}
 	return parts
 }

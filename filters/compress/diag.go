@@ -306,6 +306,9 @@ func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
 		if d == nf-1 && nf > 2 {
 			d = 1 // the outermost frame: where the call came from
 		}
+		if p.mentionsQuery(p.view[f]) {
+			d = 0 // a frame in the script or test the agent ran
+		}
 		t := tierHigh
 		if repeat[k] {
 			t = tierFill

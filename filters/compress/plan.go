@@ -75,6 +75,13 @@ type plan struct {
 	// preface is a line written before everything else when the output is
 	// compressed (a diff's per-file counts), reckoned in the budget.
 	preface string
+	// query holds the distinctive words of the call's arguments
+	// (queryTerms); frames and lines that mention them rank first.
+	query []string
+	// listLeft is what is left of the bytes reserved for frame location
+	// lists while rendering.
+	listLeft int
+	listed   map[string]bool // locations an earlier marker named
 }
 
 // markerCost estimates the bytes one gap marker takes, for the budget.
@@ -475,6 +482,8 @@ func (p *plan) selectGreedy() {
 		used += cost
 	}
 	p.usedBytes = used + reserve
+	// Lists may also take what selection left unused of the aim.
+	p.listLeft = reserve + max(p.budget-used-reserve, 0)
 	p.fillSmallGaps()
 }
 
@@ -505,7 +514,7 @@ func (p *plan) frameListReserve() int {
 		}
 		n += len(loc) - c
 	}
-	return min(n, p.budget/2)
+	return min(n, p.budget*3/5)
 }
 
 // fillSmallGaps keeps single omitted lines that are hardly longer than the
@@ -538,14 +547,7 @@ func (p *plan) fillSmallGaps() {
 // frames name their locations ("… traceback frames at a.py:12,40; b.py:7"),
 // unless that takes the output well past what selection planned.
 func (p *plan) render() (string, int) {
-	if p.frameCat >= 0 {
-		p.locLists = true
-		out, omitted := p.renderOnce()
-		if len(out) <= max(p.budget, p.usedBytes)*23/20 {
-			return out, omitted
-		}
-		p.locLists = false
-	}
+	p.locLists = p.frameCat >= 0
 	return p.renderOnce()
 }
 
@@ -696,10 +698,12 @@ func (p *plan) reason(i, j int) string {
 	return r
 }
 
-// frameLocations lists the locations of the traceback frames in [i, j),
+// frameLocations lists the locations of the traceback frames in [i, j)
+// that no earlier marker named (tracebacks repeat their outer frames),
 // grouped by file: " at /x/query.py:1376,1398; /x/manager.py:85". The list
-// stays under two fifths of the bytes it stands for and half the budget, so
-// a marker never costs much of what it saves.
+// stays under two fifths of the bytes it stands for, and all lists together
+// within what selection reserved for them (listLeft), so a marker never
+// costs much of what it saves and the output stays near its aim.
 func (p *plan) frameLocations(i, j int) string {
 	gapBytes := 0
 	var paths []string
@@ -715,6 +719,9 @@ func (p *plan) frameLocations(i, j int) string {
 			continue
 		}
 		path, n := loc[:c], loc[c+1:]
+		if p.listed[loc] {
+			continue // named by an earlier marker: a repeated frame
+		}
 		x := slices.Index(paths, path)
 		if x < 0 && len(paths) == 32 {
 			continue // more files than any marker will name
@@ -728,7 +735,7 @@ func (p *plan) frameLocations(i, j int) string {
 			nums[x] = append(nums[x], n)
 		}
 	}
-	limit := min(gapBytes*2/5, max(p.budget/2, 400))
+	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
 	for x, path := range paths {
 		part := cleanLabel(path, 200) + ":" + strings.Join(nums[x], ",")
@@ -744,7 +751,14 @@ func (p *plan) frameLocations(i, j int) string {
 		}
 		b.WriteString(sep)
 		b.WriteString(part)
+		if p.listed == nil {
+			p.listed = make(map[string]bool)
+		}
+		for _, n := range nums[x] {
+			p.listed[path+":"+n] = true
+		}
 	}
+	p.listLeft -= b.Len()
 	return b.String()
 }
 

@@ -124,8 +124,9 @@ func isProgramWord(w string) bool {
 // up to context: "pytest -k test_refund" is about test_refund even when it
 // passed. A term on more than maxTermLines lines is too common to say
 // anything (the test file every passing line names) and is left out.
-func (p *plan) raiseQueryLines(terms []string) {
+func (p *plan) raiseQueryLines() {
 	const maxTermLines = 12
+	terms := p.query
 	if len(terms) == 0 {
 		return
 	}
@@ -165,4 +166,43 @@ func (p *plan) raiseQueryLines(terms []string) {
 			}
 		}
 	}
+}
+
+// raiseAlternatives makes sure every alternative of a search pattern
+// ("connect|dial|timeout") keeps its first hits: with hits round-robin by
+// file, one busy alternative could otherwise fill the budget alone. With a
+// single term every hit matches it and nothing changes.
+func (p *plan) raiseAlternatives() {
+	const perTerm = 2
+	terms := p.query
+	if len(terms) < 2 || p.hitLine == nil {
+		return
+	}
+	for _, t := range terms {
+		n := 0
+		for i, l := range p.lines {
+			if p.hitLine[i] == 0 && p.cls[i].group < 0 || len(l) > 4096 || !strings.Contains(l, t) {
+				continue
+			}
+			if p.cls[i].tier > tierHigh {
+				p.cls[i].tier, p.cls[i].rank = tierHigh, 0
+			}
+			if n++; n == perTerm {
+				break
+			}
+		}
+	}
+}
+
+// mentionsQuery reports whether a line names one of the query terms.
+func (p *plan) mentionsQuery(l string) bool {
+	if len(l) > 2048 {
+		return false
+	}
+	for _, t := range p.query {
+		if strings.Contains(l, t) {
+			return true
+		}
+	}
+	return false
 }

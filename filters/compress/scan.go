@@ -15,6 +15,7 @@ type scanStats struct {
 	hunks       int
 	diffBody    int
 	hits        int // path:line: search hits
+	plainHits   int // path:text: grep hits without line numbers
 	pathLines   int
 	lsLines     int
 	treeLines   int
@@ -150,6 +151,8 @@ func (s *scanStats) line(l string) {
 	}
 	if hitPath(l) != "" {
 		s.hits++
+	} else if plainHitPath(l) != "" {
+		s.plainHits++
 	}
 	if isLsLine(l) {
 		s.lsLines++
@@ -302,6 +305,22 @@ func isPathLine(l string) bool {
 func hitPath(l string) string {
 	p, _, _ := parseHit(l)
 	return p
+}
+
+// plainHitPath returns the path of a grep hit printed without a line
+// number ("src/app.py:    return total"), or "". Only a search command's
+// output is read this way: many other lines have a colon after a word.
+// The path must look like one: no spaces, a slash, and an extension.
+func plainHitPath(l string) string {
+	c := strings.IndexByte(l, ':')
+	if c <= 0 || c > 512 || c+1 >= len(l) {
+		return ""
+	}
+	path := l[:c]
+	if strings.ContainsAny(path, " \t\"'<>()[]{}=,;") || !strings.Contains(path, "/") || !hasSourceExt(path) {
+		return ""
+	}
+	return path
 }
 
 // parseHit splits "path:12:text" (a match) or "path-12-text" (grep -C

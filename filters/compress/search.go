@@ -11,18 +11,24 @@ import (
 // line numbers, in the marker: "[… 7 lines omitted: hits in a.go at lines 12, 40 …]".
 //
 // Forms read: grep -n / rg "path:12:text" and "path-12-text" (context),
+// grep -r without -n "path:text",
 // rg --heading (a path line, then "12:text" lines), SWE-agent search_dir
 // ("/path (3 matches)"). An output without hits is a file list (grep -l,
 // Grep's files_with_matches) and is handled as a listing.
 func classifySearch(p *plan) {
-	hitsSeen := 0
+	hitsSeen, plain := 0, 0
 	for _, l := range p.lines[:min(len(p.lines), 400)] {
 		if path, _, _ := parseHit(l); path != "" {
 			hitsSeen++
 		} else if numberedHit(l) > 0 {
 			hitsSeen++
+		} else if plainHitPath(l) != "" {
+			plain++
 		}
 	}
+	// grep without -n: "path:text" hits, when nothing else is numbered.
+	plainHits := hitsSeen == 0 && plain > 0
+	hitsSeen += plain
 	if hitsSeen == 0 {
 		classifyListing(p)
 		return
@@ -49,6 +55,11 @@ func classifySearch(p *plan) {
 	heading := int32(-1) // rg --heading: the current file
 	for i, l := range p.lines {
 		path, n, match := parseHit(l)
+		if path == "" && plainHits {
+			if path = plainHitPath(l); path != "" {
+				match = true
+			}
+		}
 		if path == "" && heading >= 0 {
 			if n = numberedHit(l); n > 0 {
 				match = true
