@@ -28,7 +28,7 @@ func compressOptions(p *Profile, llm compress.Completer) shadow.CompressOptions 
 		SkipTool: skip.Skips,
 		Clamp:    clampFloor(p),
 		Tool:     wire.ExpandToolName,
-		CacheTag: fmt.Sprintf("t%d w%d %s %s", cp.TargetBytes, cp.SimpleWords, cp.LLM.Model, shortHash(cp.LLM.Prompt)),
+		CacheTag: cacheTag(cp),
 		// Summaries of one request run side by side, as many as the
 		// summariser takes at once (review finding 20).
 		Parallel: cp.LLM.MaxConcurrent,
@@ -77,11 +77,11 @@ func clampFloor(p *Profile) clamp.Limits {
 func strategyByName(cp CompressProfile, name string, llm compress.Completer) compress.Strategy {
 	switch name {
 	case "structural":
-		return compress.Structural(compress.StructuralOptions{TargetBytes: cp.TargetBytes})
+		return compress.Structural(compress.StructuralOptions{TargetBytes: cp.TargetBytes, TargetRatio: cp.TargetRatio})
 	case "simple":
 		return compress.Simple(cp.SimpleWords)
 	case "llm":
-		fallback := compress.Structural(compress.StructuralOptions{TargetBytes: cp.TargetBytes})
+		fallback := compress.Structural(compress.StructuralOptions{TargetBytes: cp.TargetBytes, TargetRatio: cp.TargetRatio})
 		if cp.FallbackStrategy != "llm" && cp.FallbackStrategy != "" {
 			fallback = strategyByName(cp, cp.FallbackStrategy, nil)
 		}
@@ -141,7 +141,7 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 		filters = append(filters, cf)
 	}
 	if p.Clamp.Enabled {
-		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()))
+		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead))
 	}
 	out, rep, err := pipeline.New(filters...).RunEndpoint(ep, body)
 	rr := requestRewrite{out: out, report: rep, compress: cf, tiers: hf}
@@ -228,4 +228,20 @@ func (x *exchange) recordTiers(hf *history.Filter) {
 	x.srv.audit.writeTiers(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, tierAudit{
 		Step: st.Step, Summarized: st.Summarized, Inputs: st.Inputs, Flattened: st.Flattened, BytesCleared: st.BytesCleared, EstimatedBytes: st.EstimatedBytes,
 	})
+}
+
+// isFileRead says whether a call read a file, by the categories the tiers
+// use (read tools, the text editor's view).
+func isFileRead(toolName, args string) bool {
+	return history.Categorize(toolName, args) == history.Read
+}
+
+// cacheTag names the settings a compressed result depends on. target_ratio
+// joins it only when set, so profiles without it keep their tags.
+func cacheTag(cp CompressProfile) string {
+	tag := fmt.Sprintf("t%d w%d %s %s", cp.TargetBytes, cp.SimpleWords, cp.LLM.Model, shortHash(cp.LLM.Prompt))
+	if cp.TargetRatio != 0 {
+		tag += fmt.Sprintf(" r%g", cp.TargetRatio)
+	}
+	return tag
 }

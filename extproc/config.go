@@ -175,7 +175,10 @@ type CompressProfile struct {
 	MinBytes         int       `json:"min_bytes"`
 	MaxBytes         int       `json:"max_bytes"`
 	TargetBytes      int       `json:"target_bytes"`
-	SkipTools        []string  `json:"skip_tools"`
+	// TargetRatio (0 = off) aims each result at its size divided by it
+	// ("every result at 4x"); with target_bytes the smaller aim wins.
+	TargetRatio float64  `json:"target_ratio"`
+	SkipTools   []string `json:"skip_tools"`
 	SimpleWords      int       `json:"simple_words"`
 	LLM              LLMConfig `json:"llm"`
 }
@@ -258,6 +261,11 @@ type ClampProfile struct {
 	MaxBytes int    `json:"max_bytes"`
 	MaxLines int    `json:"max_lines"`
 	Keep     string `json:"keep"`
+	// KeepReads is Keep for the results of file reads (Read, read_file,
+	// the text editor's view, cat/head/sed of one file): head_tail by
+	// default, because what follows the head of a source file is what the
+	// agent reads it for as often as the head.
+	KeepReads string `json:"keep_reads"`
 }
 
 // FailClosed reports whether requests toolproc cannot process are refused.
@@ -448,6 +456,11 @@ func (c *Config) Validate() error {
 				bad(key+".dialects", "unknown dialect %q; allowed: %s", d, dialectNames())
 			}
 		}
+		switch clamp.Keep(p.Clamp.KeepReads) {
+		case "", clamp.KeepHead, clamp.KeepTail, clamp.KeepHeadTail:
+		default:
+			bad(key+".clamp.keep_reads", "must be head, tail or head_tail (empty: as keep); got %q", p.Clamp.KeepReads)
+		}
 		if err := p.Clamp.ClampLimits().Validate(); err != nil {
 			bad(key+".clamp", "%v", err)
 		}
@@ -456,6 +469,9 @@ func (c *Config) Validate() error {
 			if !slices.Contains(strategyNames, v) {
 				bad(key+".compress."+k, "must be one of %s; got %q", strings.Join(strategyNames, ", "), v)
 			}
+		}
+		if cp.TargetRatio != 0 && (cp.TargetRatio < 1.5 || cp.TargetRatio > 100) {
+			bad(key+".compress.target_ratio", "must be 0 (off) or between 1.5 and 100, got %g", cp.TargetRatio)
 		}
 		if cp.MinBytes < 0 || cp.MaxBytes < 0 || (cp.MaxBytes > 0 && cp.MaxBytes <= cp.MinBytes) {
 			bad(key+".compress", "min_bytes and max_bytes must not be negative, and max_bytes (0 = no bound) must exceed min_bytes")

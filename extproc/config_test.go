@@ -45,16 +45,18 @@ profiles:
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	cases := map[string]string{
-		`profiles: {default: {clamp: {keep: middle}}}`: "profiles.default.clamp",
-		`profiles: {x: {failure_mode: maybe}}`:         "profiles.x.failure_mode",
-		`profiles: {x: {dialects: [gemini-ish]}}`:      "profiles.x.dialects",
-		`profiles: {x: {clamp: {max_bytes: 10}}}`:      "profiles.x.clamp",
-		`server: {max_recv_msg_bytes: 1000}`:           "server.max_recv_msg_bytes",
-		`log: {level: loud}`:                           "log.level",
-		`profiles: {default: {clamp: {max_byte: 10}}}`: "unknown field",
-		`server: {shutdown_grace: soon}`:               "duration",
-		`profiles: {x: 3}`:                             "profiles.x",
-		"server: [1, 2]":                               "config",
+		`profiles: {default: {clamp: {keep: middle}}}`:   "profiles.default.clamp",
+		`profiles: {x: {failure_mode: maybe}}`:           "profiles.x.failure_mode",
+		`profiles: {x: {dialects: [gemini-ish]}}`:        "profiles.x.dialects",
+		`profiles: {x: {clamp: {max_bytes: 10}}}`:        "profiles.x.clamp",
+		`server: {max_recv_msg_bytes: 1000}`:             "server.max_recv_msg_bytes",
+		`log: {level: loud}`:                             "log.level",
+		`profiles: {default: {clamp: {max_byte: 10}}}`:   "unknown field",
+		`server: {shutdown_grace: soon}`:                 "duration",
+		`profiles: {x: 3}`:                               "profiles.x",
+		"server: [1, 2]":                                 "config",
+		`profiles: {x: {clamp: {keep_reads: middle}}}`:   "profiles.x.clamp.keep_reads",
+		`profiles: {x: {compress: {target_ratio: 1.1}}}`: "profiles.x.compress.target_ratio",
 	}
 	for in, want := range cases {
 		_, err := ParseConfig([]byte(in))

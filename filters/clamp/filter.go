@@ -11,6 +11,12 @@ import (
 // included (seed 001: tool errors obey the same limits).
 type Filter struct {
 	lim Limits
+	// readKeep, when set, replaces lim.Keep for the results isRead says
+	// came from reading a file: the end of a source file (its last
+	// definitions, the line an agent asked about) matters as much as the
+	// start, so a read is better cut in the middle than after the head.
+	readKeep Keep
+	isRead   func(toolName, args string) bool
 }
 
 // minJSONBytes is the least a JSON block is given once text blocks used the
@@ -19,6 +25,23 @@ const minJSONBytes = 1024
 
 // NewFilter returns a clamp step with the given limits.
 func NewFilter(lim Limits) *Filter { return &Filter{lim: lim} }
+
+// WithReadKeep makes file reads (as isRead tells them by tool name and
+// arguments) keep readKeep instead of the limits' Keep. An empty readKeep
+// or a nil isRead leaves every result to the limits.
+func (f *Filter) WithReadKeep(readKeep Keep, isRead func(toolName, args string) bool) *Filter {
+	f.readKeep, f.isRead = readKeep, isRead
+	return f
+}
+
+// limitsFor returns the limits one result is clamped under.
+func (f *Filter) limitsFor(r *wire.ToolResult) Limits {
+	lim := f.lim
+	if f.readKeep != "" && f.isRead != nil && f.isRead(r.ToolName, r.Args) {
+		lim.Keep = f.readKeep
+	}
+	return lim
+}
 
 // Name implements pipeline.Filter.
 func (f *Filter) Name() string { return "clamp" }
@@ -35,12 +58,13 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 		if len(r.Texts) == 0 && len(r.JSON) == 0 {
 			continue
 		}
-		e, rep := Result(r, f.lim)
+		lim := f.limitsFor(r)
+		e, rep := Result(r, lim)
 		edits = append(edits, e...)
 		if !rep.Changed {
 			continue
 		}
-		keep := f.lim.Keep
+		keep := lim.Keep
 		if keep == "" {
 			keep = KeepHead
 		}

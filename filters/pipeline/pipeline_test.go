@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,5 +69,34 @@ func TestRunFailsOpen(t *testing.T) {
 		if !errors.Is(err, tc.want) || string(out) != string(tc.body) || rep.Changed() {
 			t.Errorf("%s: err=%v changed=%v same=%v", name, err, rep.Changed(), string(out) == string(tc.body))
 		}
+	}
+}
+
+// TestClampReadsKeepBothEnds: with WithReadKeep, a file read over the
+// limit keeps its start and its end (the last definitions of a source
+// file), while a shell result in the same request keeps its head.
+func TestClampReadsKeepBothEnds(t *testing.T) {
+	var file strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&file, "def f%04d(x):\\n", i)
+	}
+	body := `{"model":"claude","messages":[{"role":"assistant","content":[` +
+		`{"type":"tool_use","id":"r1","name":"Read","input":{"file_path":"/src/mod.py"}},` +
+		`{"type":"tool_use","id":"b1","name":"Bash","input":{"command":"python mod.py"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"r1","content":"` + file.String() + `"},` +
+		`{"type":"tool_result","tool_use_id":"b1","content":"` + file.String() + `"}]}]}`
+	isRead := func(name, _ string) bool { return name == "Read" }
+	p := pipeline.New(clamp.NewFilter(clamp.Limits{MaxBytes: 4096, MaxLines: 200}).WithReadKeep(clamp.KeepHeadTail, isRead))
+	out, _, err := p.Run(wire.Anthropic, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := gjson.GetBytes(out, "messages.1.content.0.content").String()
+	shell := gjson.GetBytes(out, "messages.1.content.1.content").String()
+	if !strings.HasPrefix(read, "def f0001(x):") || !strings.Contains(read, "def f3000(x):") {
+		t.Errorf("the read lost an end:\n%.300s\n…\n%s", read, read[max(len(read)-300, 0):])
+	}
+	if !strings.HasPrefix(shell, "def f0001(x):") || strings.Contains(shell, "def f3000(x):") {
+		t.Errorf("the shell result is not head-only:\n%s", shell[max(len(shell)-300, 0):])
 	}
 }
