@@ -34,6 +34,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 
 	seenErr := make(map[string]struct{})
 	seenLoc := make(map[string]struct{})
+	seenMust := make(map[string]bool)
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	for i, l := range p.view {
@@ -68,8 +69,16 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 0, catOut)
 		case test && isSummaryLine(l):
 			p.set(i, tierCritical, 0, catOut)
+			if seenMust[l] {
+				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
+			}
+			seenMust[l] = true
 		case test && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
+			if seenMust[l] {
+				p.set(i, tierFill, 0, catRepeat)
+			}
+			seenMust[l] = true
 		case isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
 		case !test && isExitNotice(strings.TrimSpace(l)):

@@ -312,11 +312,41 @@ func isErrorLine(l string) bool {
 		strings.Contains(t, " panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
 		return true
 	}
-	if strings.Contains(t, "error:") || strings.Contains(t, "error[") || strings.Contains(t, "Error:") || strings.Contains(t, "ERROR:") ||
-		strings.HasPrefix(t, "error ") {
+	if hasErrorWord(t) || strings.HasPrefix(t, "error ") {
 		return true
 	}
 	return hasExceptionToken(t, true)
+}
+
+// hasErrorWord reports whether t holds "error:", "Error:", "ERROR:" or
+// "error[" (rustc's "error[E0308]"): two byte scans instead of four
+// substring searches, in the hottest predicate of the diagnostic
+// classifier.
+func hasErrorWord(t string) bool {
+	for off := 0; ; {
+		k := strings.IndexByte(t[off:], ':')
+		if k < 0 {
+			break
+		}
+		k += off
+		if k >= 5 {
+			if w := t[k-5 : k]; w == "error" || w == "Error" || w == "ERROR" {
+				return true
+			}
+		}
+		off = k + 1
+	}
+	for off := 0; ; {
+		k := strings.IndexByte(t[off:], '[')
+		if k < 0 {
+			return false
+		}
+		k += off
+		if k >= 5 && t[k-5:k] == "error" {
+			return true
+		}
+		off = k + 1
+	}
 }
 
 // hasExceptionToken finds a word ending in Error or Exception. With
