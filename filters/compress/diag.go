@@ -14,10 +14,11 @@ import (
 // tail; passing tests and shell traces last.
 func classifyDiagnostic(p *plan, kind Kind) {
 	p.cleanView()
-	// Summaries and exit notices (rank 0) and failing tests (rank 1) are
-	// kept at any ratio: an agent cannot ask for a failure it was never
-	// told of.
-	p.mustRank = 1
+	// Summaries and exit notices (rank 0), failing tests (rank 1) and the
+	// first and last error lines that name an exception type (rank 2, see
+	// rankErrorsFromBothEnds) are kept at any ratio: an agent cannot ask
+	// for a failure it was never told of.
+	p.mustRank = 2
 	if kind == KindTestLog && isGoTestJSON(p.view) {
 		classifyGoTestJSON(p)
 		return
@@ -151,7 +152,8 @@ func rankErrorsFromBothEnds(p *plan) {
 	m := len(errs)
 	for k, i := range errs {
 		r := 2 + min(k, m-1-k)
-		if l := p.view[i]; !strings.HasPrefix(l, "E ") && !hasExceptionToken(trimLeft(l), false) {
+		if l := p.view[i]; !strings.HasPrefix(l, "E ") && !hasExceptionToken(trimLeft(l), false) &&
+			!strings.Contains(l, "Traceback (most recent call last)") {
 			// Lines that name an exception or error type first: they
 			// say what failed; the rest say more about it.
 			r += m

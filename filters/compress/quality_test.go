@@ -457,8 +457,8 @@ func TestQualityCorpus(t *testing.T) {
 		s, b := runPair(samples, ratio)
 		s.log(t, fmt.Sprintf("structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
 		b.log(t, fmt.Sprintf("head+tail at the same bytes, %gx", ratio))
-		if ratio == 4 {
-			assertQuality(t, s, b)
+		if ratio >= 4 {
+			assertQuality(t, "corpus", s, b, ratio, true)
 		}
 	}
 	if len(ratios) == 3 {
@@ -473,7 +473,7 @@ func TestQualityCorpus(t *testing.T) {
 			continue // a sample; the run without -race covers every record
 		}
 		h := r.hint()
-		strategies := []Strategy{Structural(StructuralOptions{TargetBytes: max(len(r.Output)/4, 64)})}
+		strategies := []Strategy{Structural(StructuralOptions{TargetBytes: max(len(r.Output)/4, 64)}), Structural(StructuralOptions{TargetRatio: 10})}
 		if !raceEnabled {
 			strategies = append(strategies, Structural(StructuralOptions{}))
 		}
@@ -485,25 +485,33 @@ func TestQualityCorpus(t *testing.T) {
 	}
 }
 
-// assertQuality holds the 4x figures to the targets of
-// the quality goals where this package meets them: on every
-// output, failing tests, summaries, diff headers and JSON keys; on the
-// outputs read for what went wrong (test logs, tracebacks, logs), error
-// lines, exception types, locations and critical completeness. Error-like
-// lines inside file reads and diffs are code (`except ValueError:`), which
-// a 4x cut of a file cannot all keep; those figures are reported, not held.
-func assertQuality(t *testing.T, s, baseline qualityRun) {
+// assertQuality holds a run to the quality goals. At any ratio: failing
+// tests and run summaries (kept at any price), critical completeness, a
+// weighted score above head+tail at the same bytes, and an achieved ratio
+// within a tenth of the aim. At 4x also error lines, exception types and
+// locations (full holds them on every output; without it, on the outputs
+// read for what went wrong). Error-like lines in file reads and diffs are
+// code, not failures, and are not extracted (facts_test.go).
+func assertQuality(t *testing.T, name string, s, baseline qualityRun, ratio float64, full bool) {
 	t.Helper()
-	assertRecall(t, "all", s.all, map[factClass]float64{factT: 0.99, factS: 0.99, factD: 0.95, factJ: 0.80})
-	assertRecall(t, "diagnostic", s.diag, map[factClass]float64{factT: 0.99, factS: 0.99, factE: 0.95, factX: 0.95, factL: 0.85})
-	if s.diag.critComplete*10 < s.diag.critRecords*9 {
-		t.Errorf("critical completeness %d/%d below 90%%", s.diag.critComplete, s.diag.critRecords)
+	name = fmt.Sprintf("%s at %gx", name, ratio)
+	must := map[factClass]float64{factT: 0.99, factS: 0.999}
+	assertRecall(t, name, s.all, must)
+	if ratio <= 4 {
+		if full {
+			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.95, factJ: 0.80})
+		} else {
+			assertRecall(t, name+", diagnostic", s.diag, map[factClass]float64{factE: 0.95, factX: 0.95})
+		}
+	}
+	if s.all.critComplete*10 < s.all.critRecords*9 {
+		t.Errorf("%s: critical completeness %d/%d below 90%%", name, s.all.critComplete, s.all.critRecords)
 	}
 	if s.all.frs() <= baseline.all.frs() {
-		t.Errorf("structural FRS %.3f not above head+tail %.3f", s.all.frs(), baseline.all.frs())
+		t.Errorf("%s: structural FRS %.3f not above head+tail %.3f", name, s.all.frs(), baseline.all.frs())
 	}
-	if s.all.bytesO > baseline.all.bytesO*11/10 {
-		t.Errorf("structural output %d bytes, head+tail %d: more than 10%% over", s.all.bytesO, baseline.all.bytesO)
+	if full && float64(s.all.bytesIn) < 0.9*ratio*float64(s.all.bytesO) {
+		t.Errorf("%s: achieved %.2fx", name, float64(s.all.bytesIn)/float64(s.all.bytesO))
 	}
 }
 
