@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test check-deps node-deps vet validate e2e bench bench-sessions fuzz lint fmt clean
+.PHONY: run build test check-deps node-deps vet validate e2e bench bench-sessions quality fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -57,6 +57,14 @@ e2e:
 SESSIONS ?= testenv/sessions/testdata/sample.jsonl
 bench-sessions:
 	$(GO) run ./testenv/cmd/sessions -file $(SESSIONS) $(SESSIONS_FLAGS)
+
+# Compression quality: fact retention per class (failing tests, summaries,
+# error lines, exception types, locations, paths, JSON keys, diff skeletons,
+# next-step references) at 2x, 4x and 10x, with head+tail at the same bytes
+# beside, on the committed samples and, when the shared corpus and sessions
+# sit beside the repository, on them too. The goals are asserted.
+quality:
+	$(GO) test -count=1 -v -run 'TestQuality(Corpus|Sessions|SessionSample|Testdata)$$|TestGroundTruthFailingTests$$|TestRunnerFormats$$' ./filters/compress/ | grep -v '^=== '
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...

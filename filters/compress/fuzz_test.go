@@ -88,7 +88,15 @@ func FuzzStructural(f *testing.F) {
 			target = -target
 		}
 		target %= 4096
-		s := Structural(StructuralOptions{TargetBytes: target, ContextLines: target%5 - 1})
+		opts := StructuralOptions{TargetBytes: target, ContextLines: target%5 - 1}
+		if target%3 == 0 {
+			// The ratio mode, alone or with a byte aim.
+			opts.TargetRatio = float64(target%17) + 1.5
+			if target%2 == 0 {
+				opts.TargetBytes = 0
+			}
+		}
+		s := Structural(opts)
 		h := Hint{ToolName: tool, Args: args}
 		checkFuzzOutput(t, s, text, h, true)
 		if rep := Detect(text, h); rep == "" {

@@ -32,7 +32,8 @@ type record struct {
 	Output string `json:"output"`
 	// Prev and Next are the assistant turns before and after the output,
 	// where known (session records): the U class needs them.
-	Prev, Next string `json:"-"`
+	Prev string `json:"prev,omitempty"`
+	Next string `json:"next,omitempty"`
 }
 
 // hint builds the Hint a filter would see: the tool name, and for shell

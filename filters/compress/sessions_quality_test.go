@@ -165,28 +165,38 @@ func codeLike(w string) bool {
 	return false
 }
 
-// committedSessions is the sample of sessions this repository carries
-// (testenv/sessions/testdata, with its licence and provenance), used when
-// the shared sessions are absent.
-const committedSessions = "../../testenv/sessions/testdata/sample.jsonl"
+// The committed session sample: the tool outputs of the sessions in
+// testenv/sessions/testdata, and testdata/session_outputs.jsonl, sixteen
+// test logs, tracebacks and diffs taken from the same public sessions with
+// their calls and turns (provenance and licences in testdata/SOURCES.md).
+const (
+	committedSessions = "../../testenv/sessions/testdata/sample.jsonl"
+	committedOutputs  = "testdata/session_outputs.jsonl"
+)
 
-// TestQualitySessions runs the harness on the tool outputs of recorded
-// agent sessions, at 4x and 10x, with head+tail at the same bytes beside:
-// the 78 shared sessions when present, else the committed sample, so the
-// figures exist in any clone.
+// TestQualitySessions runs the harness on the tool outputs of the 78
+// recorded agent sessions, at 4x and 10x, with head+tail at the same bytes
+// beside. It needs the shared sessions and skips without them.
 func TestQualitySessions(t *testing.T) {
-	path, name := sessionsFile, "sessions"
-	if _, err := os.Stat(path); err != nil {
-		path, name = committedSessions, "committed sessions sample"
-	}
-	recs := loadSessionRecords(t, path)
+	recs := loadSessionRecords(t, sessionsFile)
+	qualitySessions(t, "sessions", recs)
+}
+
+// TestQualitySessionSample is the same run on the committed sample, so the
+// figures and the goals hold in any clone.
+func TestQualitySessionSample(t *testing.T) {
+	recs := append(loadSessionRecords(t, committedSessions), loadRecords(t, committedOutputs)...)
+	qualitySessions(t, "committed session sample", recs)
+}
+
+func qualitySessions(t *testing.T, name string, recs []record) {
 	ratios := []float64{4, 10}
 	if raceEnabled {
 		ratios = []float64{4} // the figures come from the run without -race
 	}
 	samples := prepare(recs, 2000)
 	if len(samples) == 0 {
-		t.Fatalf("%s: no tool output of 2000 bytes or more", path)
+		t.Fatalf("%s: no tool output of 2000 bytes or more", name)
 	}
 	for _, ratio := range ratios {
 		s, b := runPair(samples, ratio)
