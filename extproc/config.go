@@ -170,17 +170,17 @@ type RecoveryProfile struct {
 type CompressProfile struct {
 	Enabled bool `json:"enabled"`
 	// Strategy and FallbackStrategy: structural, simple, llm or passthrough.
-	Strategy         string    `json:"strategy"`
-	FallbackStrategy string    `json:"fallback_strategy"`
-	MinBytes         int       `json:"min_bytes"`
-	MaxBytes         int       `json:"max_bytes"`
-	TargetBytes      int       `json:"target_bytes"`
+	Strategy         string `json:"strategy"`
+	FallbackStrategy string `json:"fallback_strategy"`
+	MinBytes         int    `json:"min_bytes"`
+	MaxBytes         int    `json:"max_bytes"`
+	TargetBytes      int    `json:"target_bytes"`
 	// TargetRatio (0 = off) aims each result at its size divided by it
 	// ("every result at 4x"); with target_bytes the smaller aim wins.
-	TargetRatio float64  `json:"target_ratio"`
-	SkipTools   []string `json:"skip_tools"`
-	SimpleWords      int       `json:"simple_words"`
-	LLM              LLMConfig `json:"llm"`
+	TargetRatio float64   `json:"target_ratio"`
+	SkipTools   []string  `json:"skip_tools"`
+	SimpleWords int       `json:"simple_words"`
+	LLM         LLMConfig `json:"llm"`
 }
 
 // LLMConfig is the llm strategy: a model reached through the replay listener.

@@ -102,7 +102,4 @@ func TestEditorView(t *testing.T) {
 	if k := Detect(d.String(), h); k != KindDirListing {
 		t.Errorf("view of a directory detected as %s", k)
 	}
-	if !NewSkipSet([]string{"edit"}).Skips("str_replace_editor") {
-		t.Error("the edit category does not cover str_replace_editor")
-	}
 }

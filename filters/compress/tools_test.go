@@ -17,8 +17,7 @@ func TestCategoryTools(t *testing.T) {
 	want := map[string][]string{
 		"read": {"Read", "NotebookRead", "read_file", "read"},
 		"edit": {"Edit", "MultiEdit", "NotebookEdit", "apply_patch", "edit",
-			"replace_string_in_file", "multi_replace_string_in_file", "insert_edit_into_file", "edit_notebook_file",
-			"str_replace_based_edit_tool", "str_replace_editor"},
+			"replace_string_in_file", "multi_replace_string_in_file", "insert_edit_into_file", "edit_notebook_file"},
 		"write": {"Write", "write", "create_file"},
 		"bash": {"Bash", "BashOutput", "PowerShell", "shell", "shell_command", "local_shell", "exec_command",
 			"write_stdin", "exec", "process", "bash", "run_in_terminal", "get_terminal_output"},
