@@ -128,6 +128,13 @@ func isSummaryLine(l string) bool {
 	case isPytestQuietSummary(t):
 		return true
 	}
+	if strings.HasPrefix(t, "=") {
+		// A summary in a rule too narrow for ruleTitle: "= 1 failed, 877
+		// passed in 15.78s =" (a terminal a few columns wide).
+		if in := strings.Trim(t, "= "); isPytestQuietSummary(in) || strings.HasPrefix(in, "tests finished:") {
+			return true
+		}
+	}
 	// mocha: "12 passing (3s)", "2 failing", "1 pending".
 	if d := digits(t); d > 0 && d < len(t) {
 		rest := t[d:]

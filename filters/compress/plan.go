@@ -324,7 +324,7 @@ func (p *plan) fillRanks() {
 func (p *plan) lineCost(i int) int {
 	l := len(p.lines[i])
 	if p.mustCut > 0 && p.must(i) {
-		l = len(p.cutMust(p.lines[i]))
+		l = len(p.cutMust(i))
 	} else if l > p.maxLine {
 		l = p.maxLine + 32
 	}
@@ -355,8 +355,8 @@ func (p *plan) planMustCut() {
 		}
 		n := min(len(l), p.maxLine+32) + 1
 		total += n
-		if strings.HasPrefix(l, "{") {
-			fixed += n // JSON events are never cut
+		if strings.HasPrefix(l, "{") || p.cls[i].rank == 0 {
+			fixed += n // JSON events and summaries are never cut
 		} else {
 			lens = append(lens, n)
 		}
@@ -387,23 +387,45 @@ func (p *plan) planMustCut() {
 	p.mustCut = lo
 }
 
+// idEnd returns where the second word of a line ends ("FAILED <id>",
+// "--- FAIL: <id>" counts "FAIL:" as the first word after the dashes):
+// the test id of a failing-test line.
+func idEnd(s string) int {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '-') {
+		i++
+	}
+	for w := 0; w < 2; w++ {
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		for i < len(s) && s[i] != ' ' {
+			i++
+		}
+	}
+	return i
+}
+
 // cutMarkCost is what "[… 1234 bytes omitted …]" takes.
 const cutMarkCost = 28
 
-// cutMust renders a must-keep line under mustCut: its start up to the cut,
-// or up to pytest's " - " that ends the test id when that comes first,
-// then a bytes marker. Lines the cut would not shorten stay whole, and so
-// do JSON events.
-func (p *plan) cutMust(s string) string {
+// cutMust renders must-keep line i under mustCut: its start up to the cut,
+// or up to pytest's " - " that ends the test id when that comes first (but
+// never inside the id), then a bytes marker. Lines the cut would not
+// shorten stay whole, and so do run summaries and JSON events.
+func (p *plan) cutMust(i int) string {
+	s := p.lines[i]
 	cut := p.mustCut
-	if strings.HasPrefix(s, "{") {
-		// A `go test -json` event: its test name comes after the time,
-		// action and package, and half an event is no event.
+	if strings.HasPrefix(s, "{") || p.cls[i].rank == 0 {
+		// A summary is short and says everything at once; a `go test
+		// -json` event names its test after the time, action and
+		// package, and half an event is no event.
 		return p.cutLong(s)
 	}
 	if d := strings.Index(s, " - "); d > 0 && d < cut {
 		cut = d
 	}
+	cut = max(cut, idEnd(s)) // never inside the test id itself
 	if len(s) <= cut+cutMarkCost {
 		return p.cutLong(s)
 	}
@@ -570,7 +592,7 @@ func (p *plan) renderOnce() (string, int) {
 	for i := 0; i < n; {
 		if p.keep[i] {
 			if p.mustCut > 0 && p.must(i) {
-				emit(p.cutMust(p.lines[i]))
+				emit(p.cutMust(i))
 			} else {
 				emit(p.cutLong(p.lines[i]))
 			}

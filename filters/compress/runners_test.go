@@ -215,3 +215,16 @@ func TestRunnerFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestNarrowSummaryRule: a summary in a rule narrower than the usual 80
+// columns is still a summary.
+func TestNarrowSummaryRule(t *testing.T) {
+	for _, l := range []string{
+		"= 1 failed, 877 passed, 1 skipped, 5 xfailed, 1 xpassed, 259 warnings in 15.78s =",
+		"== tests finished: 98 passed, 1 skipped, 1 expected to fail, in 2.65 seconds ===",
+	} {
+		if !isSummaryLine(l) {
+			t.Errorf("%q is not read as a summary", l)
+		}
+	}
+}
