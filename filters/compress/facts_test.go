@@ -259,11 +259,12 @@ func diffFileCounts(lines []string) []string {
 // facts to look up, substring search goes through a suffix array.
 type matcher struct {
 	out, collapsed string
+	locOut         string // out with brace groups of locations expanded
 	idx            *suffixarray.Index
 }
 
 func newMatcher(out string, facts int) *matcher {
-	m := &matcher{out: out, collapsed: collapseSpace(out)}
+	m := &matcher{out: out, collapsed: collapseSpace(out), locOut: expandBraces(out)}
 	if facts > 64 {
 		m.idx = suffixarray.New([]byte(m.collapsed))
 	}
@@ -281,7 +282,53 @@ func (m *matcher) survives(f fact) bool {
 	if f.class != factL && f.class != factJ {
 		return m.contains(f.text)
 	}
+	if f.class == factL {
+		return survives(f, m.collapsed, m.locOut)
+	}
 	return survives(f, m.collapsed, m.out)
+}
+
+// expandBraces is the normalizer of the one rendering the compressor
+// invents for locations (the matching rule of the quality method requires
+// it to be listed): a marker that names frames under a shared directory as
+// "/x/db/{models/query.py:255,1231; backends/utils.py:84}" gets, on the
+// same line, each path written out: "/x/db/models/query.py:255,1231
+// /x/db/backends/utils.py:84".
+func expandBraces(out string) string {
+	if !strings.Contains(out, "{") {
+		return out
+	}
+	lines := strings.Split(out, "\n")
+	for k, l := range lines {
+		if !strings.HasPrefix(l, markOpen) {
+			continue
+		}
+		var extra strings.Builder
+		for off := 0; ; {
+			o := strings.IndexByte(l[off:], '{')
+			if o < 0 {
+				break
+			}
+			o += off
+			if o == 0 || (l[o-1] != '/' && l[o-1] != '\\') {
+				off = o + 1
+				continue
+			}
+			c := strings.IndexByte(l[o:], '}')
+			if c < 0 {
+				break
+			}
+			c += o
+			start := strings.LastIndexAny(l[:o], " ;") + 1
+			dir := l[start:o]
+			for _, part := range strings.Split(l[o+1:c], "; ") {
+				extra.WriteString(" " + dir + part)
+			}
+			off = c + 1
+		}
+		lines[k] = l + extra.String()
+	}
+	return strings.Join(lines, "\n")
 }
 
 // survives applies the §3.2 (b) matching rule to one fact and a compressed

@@ -504,8 +504,10 @@ func (p *plan) selectGreedy() {
 		used += cost
 	}
 	p.usedBytes = used + reserve
-	// Lists may also take what selection left unused of the aim.
-	p.listLeft = reserve + max(p.budget-used-reserve, 0)
+	// Lists take what selection left of the aim (the reserve, and more if
+	// lines did not use it all); when must-keep lines alone overflowed the
+	// aim, a quarter of it at most, as context lines get.
+	p.listLeft = max(p.budget-used, min(reserve, p.budget/2))
 	p.fillSmallGaps()
 }
 
@@ -536,7 +538,7 @@ func (p *plan) frameListReserve() int {
 		}
 		n += len(loc) - c
 	}
-	return min(n, p.budget*3/5)
+	return min(n, p.budget*4/5)
 }
 
 // fillSmallGaps keeps single omitted lines that are hardly longer than the
@@ -759,29 +761,105 @@ func (p *plan) frameLocations(i, j int) string {
 	}
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
-	for x, path := range paths {
-		part := cleanLabel(path, 200) + ":" + strings.Join(nums[x], ",")
-		sep := "; "
-		if x == 0 {
-			sep = " at "
+	b.WriteString(" at ")
+	full := false
+	for gi, g := range groupByDir(paths) {
+		if gi > 0 {
+			b.WriteString("; ")
 		}
-		if b.Len()+len(sep)+len(part) > limit {
-			if b.Len() > 0 {
-				b.WriteString("; …")
+		braces := len(g.members) > 1
+		if braces {
+			b.WriteString(cleanLabel(g.prefix, 200))
+			b.WriteByte('{')
+		}
+		for mi, x := range g.members {
+			part := cleanLabel(paths[x][len(g.prefix):], 200) + ":" + strings.Join(nums[x], ",")
+			if !braces {
+				part = cleanLabel(paths[x], 200) + ":" + strings.Join(nums[x], ",")
 			}
+			if mi > 0 {
+				part = "; " + part
+			}
+			closing := 0
+			if braces {
+				closing = 1
+			}
+			if b.Len()+len(part)+closing > limit {
+				full = true
+				if b.Len() > len(" at ") {
+					b.WriteString("; …")
+				}
+				break
+			}
+			b.WriteString(part)
+			if p.listed == nil {
+				p.listed = make(map[string]bool)
+			}
+			for _, n := range nums[x] {
+				p.listed[paths[x]+":"+n] = true
+			}
+		}
+		if braces {
+			b.WriteByte('}')
+		}
+		if full {
 			break
 		}
-		b.WriteString(sep)
-		b.WriteString(part)
-		if p.listed == nil {
-			p.listed = make(map[string]bool)
-		}
-		for _, n := range nums[x] {
-			p.listed[path+":"+n] = true
-		}
+	}
+	if b.Len() <= len(" at ")+2 {
+		return "" // nothing fitted
 	}
 	p.listLeft -= b.Len()
 	return b.String()
+}
+
+// dirGroup is a run of frame paths that share a directory prefix.
+type dirGroup struct {
+	prefix  string // ends in '/'; "" for a group of one
+	members []int  // indexes into the paths
+}
+
+// minDirPrefix is the shortest shared directory worth writing once: below
+// it the braces cost more than they save.
+const minDirPrefix = 12
+
+// groupByDir groups consecutive paths that share a directory of at least
+// minDirPrefix bytes, so a list names it once, as brace expansion does:
+// "/x/django/db/{models/query.py:255; backends/utils.py:84}". The order of
+// the frames is kept.
+func groupByDir(paths []string) []dirGroup {
+	var gs []dirGroup
+	for x, path := range paths {
+		if n := len(gs); n > 0 {
+			g := &gs[n-1]
+			base := g.prefix
+			if len(g.members) == 1 {
+				base = dirOf(paths[g.members[0]])
+			}
+			if lcp := commonDir(base, path); len(lcp) >= minDirPrefix {
+				g.prefix = lcp
+				g.members = append(g.members, x)
+				continue
+			}
+		}
+		gs = append(gs, dirGroup{members: []int{x}})
+	}
+	return gs
+}
+
+// dirOf returns the directory part of a path, with its trailing slash.
+func dirOf(path string) string {
+	return path[:strings.LastIndexAny(path, `/\`)+1]
+}
+
+// commonDir returns the longest directory prefix (ending in a slash) that
+// a directory prefix and a path share.
+func commonDir(dir, path string) string {
+	n := 0
+	for n < len(dir) && n < len(path) && dir[n] == path[n] {
+		n++
+	}
+	return dir[:strings.LastIndexAny(dir[:n], `/\`)+1]
 }
 
 // categoryReason words a gap by the categories of its lines.
