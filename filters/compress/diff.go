@@ -18,6 +18,7 @@ func classifyDiff(p *plan) {
 	oldLeft, newLeft := 0, 0 // lines still expected in the current hunk
 	inHunk := false
 	pos := 0
+	block, off, inBlock := -1, 0, false // the current run of changed lines in the hunk
 	var stats []fileStat
 	cur := func() *fileStat {
 		if len(stats) == 0 {
@@ -32,21 +33,31 @@ func classifyDiff(p *plan) {
 				c = l[0]
 			}
 			switch c {
-			case '+':
-				newLeft--
-				cur().added++
-				p.set(i, changedTier(l), pos, catAdd)
-				pos++
-				continue
-			case '-':
-				oldLeft--
-				cur().taken++
-				p.set(i, changedTier(l), pos, catDel)
+			case '+', '-':
+				cat := catAdd
+				if c == '+' {
+					newLeft--
+					cur().added++
+				} else {
+					oldLeft--
+					cur().taken++
+					cat = catDel
+				}
+				if !inBlock {
+					block++
+					inBlock, off = true, 0
+				}
+				// A block of changes ranks by its place in the hunk, and
+				// its lines by eights, so a small - / + pair is kept or
+				// dropped together, first blocks of every hunk first.
+				p.set(i, changedTier(l), block*64+off/8, cat)
+				off++
 				pos++
 				continue
 			case ' ':
 				oldLeft--
 				newLeft--
+				inBlock = false
 				p.set(i, tierFill, pos, catCtx)
 				pos++
 				continue
@@ -67,6 +78,7 @@ func classifyDiff(p *plan) {
 			oldLeft, newLeft = hunkCounts(l)
 			inHunk = true
 			pos = 0
+			block, inBlock = -1, false
 		case strings.HasPrefix(l, "index "):
 			// Blob hashes: no reader and no patch tool needs them once
 			// the file headers are there.

@@ -82,6 +82,9 @@ type plan struct {
 	// lists while rendering.
 	listLeft int
 	listed   map[string]bool // locations an earlier marker named
+	// headingOf[i] is the group whose heading line i is, or -1; nil when
+	// the kind has no headings.
+	headingOf []int32
 }
 
 // markerCost estimates the bytes one gap marker takes, for the budget.
@@ -905,9 +908,20 @@ func (p *plan) categoryReason(i, j int) string {
 }
 
 // groupReason words a gap inside one group: "hits in a.go at lines 3, 9".
+// Under its own heading (ls -R's "dir:"), with only the group's own lines
+// kept between, the group is not named again.
 func (p *plan) groupReason(i, j, g int) string {
 	var b strings.Builder
 	b.WriteString(p.groupUnit)
+	if p.headingOf != nil {
+		k := i - 1 // back over the kept lines of this group to its heading
+		for k >= 0 && p.keep[k] && p.cls[k].group == int32(g) {
+			k--
+		}
+		if k >= 0 && p.keep[k] && p.headingOf[k] == int32(g) {
+			return b.String()
+		}
+	}
 	b.WriteString(" in ")
 	b.WriteString(p.groups[g])
 	if p.groupLines && p.hitLine != nil {
@@ -954,6 +968,16 @@ func (p *plan) groupsReason(i, j int) string {
 		noun = "files"
 	case "entries":
 		noun = "directories"
+	}
+	if len(list) == 1 {
+		switch noun {
+		case "files":
+			noun = "file"
+		case "directories":
+			noun = "directory"
+		default:
+			noun = "group"
+		}
 	}
 	var b strings.Builder
 	b.WriteString(p.groupUnit)

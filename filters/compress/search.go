@@ -173,6 +173,13 @@ func classifyListing(p *plan) {
 		case strings.HasSuffix(t, ":") && !strings.Contains(t, " ") && len(t) > 1:
 			lsDir = strings.TrimSuffix(t, ":")
 			p.set(i, tierHigh, 0, catOther)
+			if p.headingOf == nil {
+				p.headingOf = make([]int32, len(p.lines))
+				for k := range p.headingOf {
+					p.headingOf[k] = -1
+				}
+			}
+			p.headingOf[i] = group(lsDir)
 			continue
 		case isLsLine(l):
 			dir = lsDir
@@ -194,6 +201,9 @@ func classifyListing(p *plan) {
 					dir = "./"
 				}
 				stack = append(stack, level{depth, name})
+			} else if lsDir != "" && !strings.ContainsAny(t, "/\\ \t") {
+				// ls -R without -l: bare names under the last "dir:".
+				dir = lsDir
 			} else if isPathLine(l) {
 				dir = "./"
 				if k := strings.LastIndexAny(t, "/\\"); k >= 0 {

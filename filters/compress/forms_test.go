@@ -1,0 +1,127 @@
+package compress
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDiffFileCounts: a compressed diff opens with every file's +/- counts
+// and keeps changed lines before the context around them.
+func TestDiffFileCounts(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 3; f++ {
+		fmt.Fprintf(&b, "diff --git a/pkg/f%d.go b/pkg/f%d.go\nindex 1111111..2222222 100644\n--- a/pkg/f%d.go\n+++ b/pkg/f%d.go\n", f, f, f, f)
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, "@@ -%d,7 +%d,7 @@ func F%d() {\n", 10+h*40, 10+h*40, h)
+			for c := 0; c < 3; c++ {
+				fmt.Fprintf(&b, " \tunchanged context line %d of hunk %d\n", c, h)
+			}
+			fmt.Fprintf(&b, "-\treturn oldValue%d(h, %d)\n+\treturn newValue%d(h, %d)\n", h, f, h, f)
+			for c := 0; c < 3; c++ {
+				fmt.Fprintf(&b, " \ttrailing context line %d\n", c)
+			}
+		}
+	}
+	text := b.String()
+	h := bash("git diff")
+	out, rep := Structural(StructuralOptions{TargetRatio: 3}).Compress(text, h)
+	if rep.Kind != KindDiff || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if first != "[… 3 files changed: pkg/f0.go +4 -4, pkg/f1.go +4 -4, pkg/f2.go +4 -4 …]" {
+		t.Errorf("first line %q", first)
+	}
+	// The first hunks of the first file keep each - / + pair whole, and
+	// no context line is kept while a pair is dropped.
+	for h := 0; h < 3; h++ {
+		if !strings.Contains(out, fmt.Sprintf("-\treturn oldValue%d(h, 0)\n+\treturn newValue%d(h, 0)\n", h, h)) {
+			t.Errorf("pair %d of the first file not kept together:\n%s", h, out)
+		}
+	}
+	if strings.Contains(out, "trailing context line") {
+		t.Errorf("context kept before changed lines:\n%s", out)
+	}
+	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 3}), text, h); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFrameListBraces: omitted frames under one directory are named once,
+// in brace form, and every omitted frame's file and line is there.
+func TestFrameListBraces(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Traceback (most recent call last):\n  File \"/work/app/main.py\", line 3, in <module>\n    main()\n")
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&b, "  File \"/srv/venv/lib/python3.12/site-packages/django/db/models/m%02d.py\", line %d, in f\n    return g(x, y, z, *args, **kwargs)\n", i, 10+i)
+	}
+	b.WriteString("  File \"/work/app/db.py\", line 9, in g\n    cursor.execute(sql)\nsqlite3.OperationalError: no such table: users\n")
+	text := b.String()
+	out, _ := Structural(StructuralOptions{TargetRatio: 3}).Compress(text, bash("python main.py"))
+	re := regexp.MustCompile(`traceback frames at .*/srv/venv/lib/python3\.12/site-packages/django/db/models/\{m\d\d\.py:\d+(; m\d\d\.py:\d+)*\}`)
+	if !re.MatchString(out) {
+		t.Fatalf("no brace list:\n%s", out)
+	}
+	for i := 0; i < 12; i++ {
+		loc := fmt.Sprintf("m%02d.py:%d", i, 10+i)
+		if !strings.Contains(out, loc) {
+			t.Errorf("frame %s not named:\n%s", loc, out)
+		}
+	}
+	if got := expandBraces(out); !strings.Contains(got, "/srv/venv/lib/python3.12/site-packages/django/db/models/m05.py:15") {
+		t.Errorf("the harness normalizer does not expand the list:\n%s", got)
+	}
+}
+
+// TestMustKeepCutsToIDs: with more failing tests than the aim can hold,
+// every id is kept, each line cut after its id.
+func TestMustKeepCutsToIDs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("=========================== short test summary info ============================\n")
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&b, "FAILED tests/test_api.py::test_endpoint_%03d - AssertionError: expected status 200 but the server answered 503 Service Unavailable after %d retries\n", i, i%7)
+	}
+	b.WriteString("======================= 300 failed, 12 passed in 41.20s ========================\n")
+	text := b.String()
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, bash("pytest"))
+	for i := 0; i < 300; i++ {
+		if id := fmt.Sprintf("FAILED tests/test_api.py::test_endpoint_%03d", i); !strings.Contains(out, id) {
+			t.Fatalf("lost %s", id)
+		}
+	}
+	if !strings.Contains(out, "300 failed, 12 passed in 41.20s") || !strings.Contains(out, "test_endpoint_000[… ") {
+		t.Errorf("summary lost or ids not cut:\n%.600s", out)
+	}
+	if len(out)*2 > len(text) {
+		t.Errorf("%d → %d bytes", len(text), len(out))
+	}
+}
+
+// TestListingUnderHeadings: ls -R's bare names belong to the "dir:" above
+// them, and a gap right under its heading does not name the directory
+// again.
+func TestListingUnderHeadings(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(".:\nREADME.md\nsetup.py\n")
+	for d := 0; d < 6; d++ {
+		fmt.Fprintf(&b, "\n./pkg/sub%d:\n", d)
+		for f := 0; f < 40; f++ {
+			fmt.Fprintf(&b, "module_%02d.py\n", f)
+		}
+	}
+	text := b.String()
+	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, bash("ls -R"))
+	for d := 0; d < 6; d++ {
+		if !strings.Contains(out, fmt.Sprintf("./pkg/sub%d:\n", d)) {
+			t.Errorf("heading of sub%d lost:\n%s", d, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^\[… \d+ lines omitted: entries …\]$`).MatchString(out) {
+		t.Errorf("no short marker under a heading:\n%s", out)
+	}
+	if strings.Contains(out, "entries in ./\n") || strings.Contains(out, "entries in . …") {
+		t.Errorf("names grouped under the wrong directory:\n%s", out)
+	}
+}
