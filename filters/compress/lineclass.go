@@ -252,12 +252,12 @@ func isPassingTest(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "=== RUN ") || strings.HasPrefix(lt, "=== PAUSE ") || strings.HasPrefix(lt, "=== CONT ") || strings.HasPrefix(lt, "=== NAME "):
 		return true
-	case strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ") ||
+	case strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") ||
 		strings.HasSuffix(t, " ... expected failure") || strings.HasSuffix(t, " ... ignored"):
 		return true
-	case strings.Contains(t, "::") && (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")):
-		return true
-	case strings.Contains(t, " PASSED [") || strings.Contains(t, " SKIPPED [") || strings.Contains(t, " XFAIL ["):
+	case (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")) && strings.Contains(t, "::"):
+		return true // pytest -v, its progress column already stripped
+	case strings.Contains(t, " ... skipped "): // unittest: "... skipped 'needs pint'"
 		return true
 	case strings.HasPrefix(lt, "✓ ") || strings.HasPrefix(lt, "√ ") || strings.HasPrefix(lt, "✔ "):
 		return true
@@ -277,6 +277,15 @@ func isPassingTest(l string) bool {
 // pytest "____ test_x ____", unittest "FAIL: test (Class)", cargo
 // "---- x stdout ----", go "--- FAIL: TestX".
 func isSectionStart(l string) bool {
+	lt := trimLeft(l)
+	if lt == "" {
+		return false
+	}
+	switch lt[0] {
+	case '_', '-', 'F', 'E', "●"[0]:
+	default:
+		return false // the hot path: most lines open with none of these
+	}
 	if title := ruleTitle(l, '_'); title != "" {
 		return true
 	}
