@@ -119,34 +119,42 @@ func isProgramWord(w string) bool {
 	return false
 }
 
-// raiseQueryLines moves lines that mention a query term ahead of the other
-// lines of their tier (rank 0), and passing or noise lines that mention one
-// up to context: "pytest -k test_refund" is about test_refund even when it
-// passed. A term on more than maxTermLines lines is too common to say
-// anything (the test file every passing line names) and is left out.
-func (p *plan) raiseQueryLines() {
-	const maxTermLines = 12
-	terms := p.query
-	if len(terms) == 0 {
-		return
+// maxTermLines: a term on more lines than this is too common to say
+// anything (the test file every passing line names).
+const maxTermLines = 12
+
+// distinctiveTerms returns the query terms found on at least one and at
+// most maxTermLines lines.
+func (p *plan) distinctiveTerms() []string {
+	if len(p.query) == 0 {
+		return nil
 	}
-	counts := make([]int, len(terms))
+	counts := make([]int, len(p.query))
 	for _, l := range p.view {
 		if len(l) > 2048 {
 			continue
 		}
-		for k, t := range terms {
+		for k, t := range p.query {
 			if counts[k] <= maxTermLines && strings.Contains(l, t) {
 				counts[k]++
 			}
 		}
 	}
 	var use []string
-	for k, t := range terms {
+	for k, t := range p.query {
 		if counts[k] > 0 && counts[k] <= maxTermLines {
 			use = append(use, t)
 		}
 	}
+	return use
+}
+
+// raiseQueryLines moves lines that mention a query term ahead of the other
+// lines of their tier (rank 0), and passing or noise lines that mention one
+// up to context: "pytest -k test_refund" is about test_refund even when it
+// passed. Only distinctive terms count.
+func (p *plan) raiseQueryLines() {
+	use := p.distinctiveTerms()
 	if len(use) == 0 {
 		return
 	}
