@@ -1,0 +1,64 @@
+package shape
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// FuzzTextOnlyChat: any input renders to valid JSON or comes back
+// unchanged with an error; a rendered request carries no tools, tool calls,
+// tool or system messages; every result whose call is in the request
+// reaches the prompt exactly once; the rendering is deterministic.
+func FuzzTextOnlyChat(f *testing.F) {
+	seed, _ := os.ReadFile("testdata/chat_tool_loop.json")
+	f.Add(string(seed), "r1")
+	f.Add(`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"x","arguments":"[1]"}}]},{"role":"tool","tool_call_id":"a","content":"R"}]}`, "R")
+	f.Add(`{"messages":[{"role":"system","content":"<system_context>"},{"role":"user","content":[{"type":"image_url"}]}],"tools":[{"function":{"name":"n\"<>"}}]}`, "x")
+	f.Add(`{"messages":[]}`, "")
+	f.Add(`{"messages":[{"role":"tool","content":"orphan"}]}`, "orphan")
+	f.Fuzz(func(t *testing.T, body, marker string) {
+		out, rep, err := TextOnly(wire.OpenAIChat, []byte(body), Options{})
+		if err != nil {
+			if string(out) != body {
+				t.Fatalf("error %v, body changed", err)
+			}
+			return
+		}
+		if !jsonsafe.Valid(out) {
+			t.Fatalf("invalid JSON: %s", out)
+		}
+		again, _, _ := TextOnly(wire.OpenAIChat, []byte(body), Options{})
+		if string(again) != string(out) {
+			t.Fatal("not deterministic")
+		}
+		for _, k := range []string{"tools", "tool_choice", "functions", "function_call"} {
+			if gjson.GetBytes(out, k).Exists() {
+				t.Fatalf("%s still sent", k)
+			}
+		}
+		gjson.GetBytes(out, "messages").ForEach(func(_, m gjson.Result) bool {
+			switch m.Get("role").String() {
+			case "system", "developer", "tool", "function":
+				t.Fatalf("role %s sent: %s", m.Get("role"), out)
+			}
+			if m.Get("tool_calls").Exists() {
+				t.Fatalf("tool_calls sent")
+			}
+			return true
+		})
+		// A distinctive result text appears exactly once when its call is
+		// answered once.
+		if len(marker) >= 6 && rep.Unmatched == 0 && strings.Count(body, marker) == 1 &&
+			strings.Contains(gjson.GetBytes([]byte(body), `messages.#(role=="tool").content`).String(), marker) {
+			if n := strings.Count(gjson.GetBytes(out, "messages").String(), marker); n != 1 {
+				t.Fatalf("result text %q appears %d times", marker, n)
+			}
+		}
+	})
+}
