@@ -11,6 +11,7 @@ import (
 	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/shape"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -105,6 +106,7 @@ type requestRewrite struct {
 	compress *shadow.CompressFilter // nil when compression was off for it
 	tiers    *history.Filter        // nil when the tiers were off for it
 	injected bool                   // expand_context was added to the tools
+	shaped   *shape.Report          // the request was rendered for a text-only upstream
 }
 
 // rewriteRequestBody runs a profile's request pipeline. store is nil when
@@ -126,7 +128,11 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	var filters []pipeline.Filter
 	var cf *shadow.CompressFilter
 	var hf *history.Filter
-	canRef := store != nil && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body)
+	textOnly := p.Shape.TextOnly() && ep.Dialect == wire.OpenAIChat
+	// A text-only upstream gets no references: the continuation of an
+	// expand_context call is built as structured history, which it would
+	// refuse. Compression is skipped with them; the clamp still applies.
+	canRef := !textOnly && store != nil && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body)
 	if p.Tiers.Enabled {
 		henv := history.Env{Ctx: ctx}
 		if canRef {
@@ -145,6 +151,16 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	}
 	out, rep, err := pipeline.New(filters...).RunEndpoint(ep, body)
 	rr := requestRewrite{out: out, report: rep, compress: cf, tiers: hf}
+	if err == nil && textOnly {
+		// Last, on what the filters made of it: the text the upstream
+		// reads is the rewritten history.
+		shaped, srep, serr := shape.TextOnly(ep.Dialect, out, shape.Options{InjectSystem: shape.InjectSystem(p.Shape.InjectSystem)})
+		if serr != nil {
+			return rr, serr
+		}
+		rr.out, rr.shaped = shaped, &srep
+		rr.report.BytesOut = len(shaped)
+	}
 	if err != nil || !canRef {
 		return rr, err
 	}

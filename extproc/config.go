@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/shape"
 	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -123,6 +124,7 @@ type Profile struct {
 	Tiers       TiersProfile    `json:"tiers"`
 	Recovery    RecoveryProfile `json:"recovery"`
 	Stream      StreamProfile   `json:"stream"`
+	Shape       ShapeProfile    `json:"shape"`
 	// SigV4 says what to do with AWS SigV4-signed requests (Bedrock):
 	// skip (default) leaves them untouched, since the signature covers the
 	// body; rewrite is for deployments where Envoy's aws_request_signing
@@ -255,6 +257,29 @@ type StreamProfile struct {
 	XMLToolCalls bool `json:"xml_tool_calls"`
 }
 
+// ShapeProfile reshapes requests for upstreams with fewer features.
+type ShapeProfile struct {
+	// Mode: off (default), or text_only for an upstream that reads and
+	// writes only text: system messages, tools, tool calls and results
+	// are rendered into the conversation (filters/shape), and answers'
+	// <invoke> blocks become tool calls (needs stream.normalize and
+	// stream.xml_tool_calls).
+	Mode string `json:"mode"`
+	// InjectSystem: always (default; a stateless upstream needs the system
+	// text on every request) or new_conversations (seed 002's rule, for an
+	// upstream that keeps the conversation).
+	InjectSystem string `json:"inject_system"`
+}
+
+// Shape modes.
+const (
+	ShapeOff      = "off"
+	ShapeTextOnly = "text_only"
+)
+
+// TextOnly reports whether requests are rendered for a text-only upstream.
+func (s ShapeProfile) TextOnly() bool { return s.Mode == ShapeTextOnly }
+
 // ClampProfile configures the hard clamp.
 type ClampProfile struct {
 	Enabled  bool   `json:"enabled"`
@@ -279,6 +304,23 @@ func (p *Profile) Handles(d wire.Dialect) bool {
 // ClampLimits converts the YAML settings to the clamp's limits.
 func (c ClampProfile) ClampLimits() clamp.Limits {
 	return clamp.Limits{MaxBytes: c.MaxBytes, MaxLines: c.MaxLines, Keep: clamp.Keep(c.Keep)}
+}
+
+// offWords turns YAML 1.1's boolean reading of the word "off" back into
+// the word, for the settings whose documented values include it
+// (tiers.flatten, shape.mode): `flatten: off` arrives as false.
+func offWords(base map[string]any) {
+	profiles, _ := base["profiles"].(map[string]any)
+	for _, p := range profiles {
+		pm, _ := p.(map[string]any)
+		for section, key := range map[string]string{"tiers": "flatten", "shape": "mode"} {
+			if m, ok := pm[section].(map[string]any); ok {
+				if b, isBool := m[key].(bool); isBool && !b {
+					m[key] = "off"
+				}
+			}
+		}
+	}
 }
 
 // Duration reads "15s"-style strings from YAML.
@@ -346,6 +388,7 @@ func ParseConfig(user []byte) (*Config, error) {
 		}
 		base = merge(base, over)
 	}
+	offWords(base)
 	// Expand profile inheritance before the typed decode.
 	if profiles, ok := base["profiles"].(map[string]any); ok {
 		def, _ := profiles[DefaultProfile].(map[string]any)
@@ -455,6 +498,23 @@ func (c *Config) Validate() error {
 			if !wire.Dialect(d).Valid() {
 				bad(key+".dialects", "unknown dialect %q; allowed: %s", d, dialectNames())
 			}
+		}
+		switch p.Shape.Mode {
+		case "", ShapeOff:
+		case ShapeTextOnly:
+			if len(p.Dialects) != 1 || p.Dialects[0] != string(wire.OpenAIChat) {
+				bad(key+".shape.mode", "text_only renders OpenAI Chat requests only: set dialects: [openai_chat]")
+			}
+			if !p.Stream.Normalize || !p.Stream.XMLToolCalls {
+				bad(key+".shape.mode", "text_only needs stream.normalize and stream.xml_tool_calls, which turn the answers' <invoke> blocks into tool calls")
+			}
+		default:
+			bad(key+".shape.mode", "must be off or text_only; got %q", p.Shape.Mode)
+		}
+		switch p.Shape.InjectSystem {
+		case "", string(shape.InjectAlways), string(shape.InjectNewConversations):
+		default:
+			bad(key+".shape.inject_system", "must be always or new_conversations; got %q", p.Shape.InjectSystem)
 		}
 		switch clamp.Keep(p.Clamp.KeepReads) {
 		case "", clamp.KeepHead, clamp.KeepTail, clamp.KeepHeadTail:

@@ -43,6 +43,22 @@ profiles:
 	}
 }
 
+// TestConfigOffWord: YAML 1.1 reads a bare off as false; the settings
+// documented with an "off" value take it.
+func TestConfigOffWord(t *testing.T) {
+	c, err := ParseConfig([]byte(`profiles: {default: {tiers: {flatten: off}, shape: {mode: off}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Profiles[DefaultProfile]; p.Tiers.Flatten != "off" || p.Shape.Mode != "off" || p.Shape.TextOnly() {
+		t.Fatalf("flatten %q, mode %q", p.Tiers.Flatten, p.Shape.Mode)
+	}
+	if _, err := ParseConfig([]byte(`profiles: {default: {shape: {mode: text_only}}}`)); err == nil ||
+		!strings.Contains(err.Error(), "dialects: [openai_chat]") || !strings.Contains(err.Error(), "xml_tool_calls") {
+		t.Fatalf("text_only without its dialect and answer settings: %v", err)
+	}
+}
+
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	cases := map[string]string{
 		`profiles: {default: {clamp: {keep: middle}}}`:   "profiles.default.clamp",

@@ -435,7 +435,15 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	x.report = &rep
 	m.BodyBytes.WithLabelValues("request", "out").Add(float64(len(out)))
 	m.ToolResults.WithLabelValues(d, "seen").Add(float64(rep.Results))
-	if !rep.Changed() && !rr.injected {
+	if rr.shaped != nil {
+		x.log.Info("request shaped for a text-only upstream", "system_messages", rr.shaped.SystemMessages,
+			"tools", rr.shaped.Tools, "calls", rr.shaped.Calls, "results", rr.shaped.Results,
+			"missing", rr.shaped.Missing, "unmatched", rr.shaped.Unmatched)
+		if rr.shaped.Unmatched > 0 {
+			x.log.Warn("tool results without a call in the request were left out", "unmatched", rr.shaped.Unmatched)
+		}
+	}
+	if !rep.Changed() && !rr.injected && (rr.shaped == nil || !rr.shaped.Changed) {
 		m.Requests.WithLabelValues(d, x.profile.name, outcomeUnchanged).Inc()
 		x.upstreamBody = body
 		return body, false, nil
