@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/toolproc/toolproc/filters/clamp"
-	"github.com/toolproc/toolproc/filters/shape"
 	"github.com/toolproc/toolproc/filters/history"
+	"github.com/toolproc/toolproc/filters/shape"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
