@@ -62,3 +62,44 @@ func FuzzTextOnlyChat(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTextOnlyAnthropic: the same properties for Anthropic Messages: valid
+// JSON or the body unchanged with an error; no system, tools, tool_use or
+// tool_result left; deterministic.
+func FuzzTextOnlyAnthropic(f *testing.F) {
+	seed, _ := os.ReadFile("testdata/anthropic_tool_loop.json")
+	f.Add(string(seed))
+	f.Add(`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":[1]}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"R","cache_control":{"type":"ephemeral"}}]}]}`)
+	f.Add(`{"system":"s","messages":[{"role":"user","content":"<system_context>"}],"tools":[{"name":"n"}],"tool_choice":{"type":"tool","name":"n"}}`)
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"zz"}]}]}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		out, _, err := TextOnly(wire.Anthropic, []byte(body), Options{})
+		if err != nil {
+			if string(out) != body {
+				t.Fatalf("error %v, body changed", err)
+			}
+			return
+		}
+		if !jsonsafe.Valid(out) {
+			t.Fatalf("invalid JSON: %s", out)
+		}
+		again, _, _ := TextOnly(wire.Anthropic, []byte(body), Options{})
+		if string(again) != string(out) {
+			t.Fatal("not deterministic")
+		}
+		for _, k := range []string{"system", "tools", "tool_choice"} {
+			if gjson.GetBytes(out, k).Exists() {
+				t.Fatalf("%s still sent", k)
+			}
+		}
+		gjson.GetBytes(out, "messages").ForEach(func(_, m gjson.Result) bool {
+			m.Get("content").ForEach(func(_, b gjson.Result) bool {
+				if typ := b.Get("type").String(); typ == "tool_use" || typ == "tool_result" {
+					t.Fatalf("%s block sent: %s", typ, out)
+				}
+				return true
+			})
+			return true
+		})
+	})
+}
