@@ -62,6 +62,8 @@ type antNormalizer struct {
 	toolUse bool          // a tool_use block went out
 
 	outputTokens int64 // message_start's usage, for a synthesized message_delta
+
+	xmlBlocks []*antXML // upstream text blocks read for <invoke> calls (XMLToolCalls)
 }
 
 // NewAnthropic returns the repair for an Anthropic Messages SSE stream.
@@ -82,6 +84,9 @@ func (a *antNormalizer) Close() []byte {
 	}
 	if !a.ended {
 		a.ended = true
+		if !a.deltaSent {
+			a.xmlEndAll()
+		}
 		if a.deltaSent {
 			a.out = append(a.out, Encode(Named("message_stop", []byte(`{"type":"message_stop"}`)))...)
 		} else {
@@ -181,6 +186,10 @@ func (a *antNormalizer) event(ev Event) {
 			return
 		}
 		key := antIndexKey(root.Get("index"))
+		if a.opts.XMLToolCalls && root.Get("content_block.type").Str == "text" {
+			a.xmlStart(key, root.Get("content_block.text").String())
+			return
+		}
 		if c, ok := a.blocks[key]; ok && a.open[c] {
 			// The upstream reused an open block's index: that block can no
 			// longer be addressed, so it ends here.
@@ -203,6 +212,14 @@ func (a *antNormalizer) event(ev Event) {
 		}
 	case "content_block_delta", "content_block_stop":
 		a.ensureStarted()
+		if x := a.xmlBlock(antIndexKey(root.Get("index"))); x != nil {
+			if kind == "content_block_stop" {
+				a.xmlEnd(x)
+			} else {
+				a.xmlDelta(x, root, e)
+			}
+			return
+		}
 		c, ok := a.blocks[antIndexKey(root.Get("index"))]
 		if !ok || !a.open[c] {
 			return // a block never started, or already stopped
@@ -213,6 +230,7 @@ func (a *antNormalizer) event(ev Event) {
 		}
 	case "message_delta":
 		a.ensureStarted()
+		a.xmlEndAll()
 		a.closeBlocks()
 		if r := a.stopReason(root.Get("delta.stop_reason")); r != "" {
 			e.set("delta.stop_reason", r)
@@ -221,6 +239,7 @@ func (a *antNormalizer) event(ev Event) {
 	case "message_stop":
 		a.ensureStarted()
 		if !a.deltaSent {
+			a.xmlEndAll()
 			a.closeBlocks()
 			a.synthDelta()
 		}

@@ -17,6 +17,7 @@ import (
 	antsse "github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"github.com/tidwall/gjson"
 
+	"github.com/toolproc/toolproc/filters/wire"
 	"github.com/toolproc/toolproc/testenv"
 )
 
@@ -571,5 +572,46 @@ func BenchmarkAnthropicNormalizer(b *testing.B) {
 		for b.Loop() {
 			antRun(NewAnthropic(Options{}), chunks)
 		}
+	}
+}
+
+// TestAnthropicXMLToolCalls: <invoke> blocks in an Anthropic text stream,
+// cut anywhere, become tool_use blocks the SDK assembles, between text
+// blocks, with stop_reason tool_use; a final_answer is text. The JSON form
+// is converted the same way.
+func TestAnthropicXMLToolCalls(t *testing.T) {
+	text := "Let me look.\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n" +
+		"<invoke name=\"get_time\"><parameter name=\"zone\">Europe/Rome</parameter></invoke> done"
+	opts := antFixedIDs
+	opts.XMLToolCalls = true
+	for _, n := range []int{1, 3, 7, 1000} {
+		out, _ := antRun(NewAnthropic(opts), [][]byte{[]byte(antXMLStream(text, n))})
+		if _, err := antCheckStrict(out); err != nil {
+			t.Fatalf("n=%d: %v\n%s", n, err, out)
+		}
+		got := antAssemble(out)
+		if got.accErr != nil || got.streamErr != nil {
+			t.Fatalf("n=%d: %v %v", n, got.accErr, got.streamErr)
+		}
+		msg := got.msg
+		var kinds []string
+		for _, b := range msg.Content {
+			switch b.Type {
+			case "text":
+				kinds = append(kinds, "text:"+b.Text)
+			case "tool_use":
+				kinds = append(kinds, "tool_use:"+b.Name+string(b.Input))
+			}
+		}
+		want := []string{"text:Let me look.\n", `tool_use:get_weather{"city":"Paris"}`, "text:\n", `tool_use:get_time{"zone":"Europe/Rome"}`, "text: done"}
+		if fmt.Sprint(kinds) != fmt.Sprint(want) || msg.StopReason != "tool_use" {
+			t.Fatalf("n=%d: blocks %q, stop %q\n%s", n, kinds, msg.StopReason, out)
+		}
+	}
+	js := `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":` + string(wire.QuoteString(text)) + `}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`
+	fixed, ok := FixAnthropicJSONXML([]byte(js))
+	if !ok || gjson.GetBytes(fixed, "stop_reason").Str != "tool_use" || gjson.GetBytes(fixed, "content.#").Int() != 5 ||
+		gjson.GetBytes(fixed, "content.1.input.city").Str != "Paris" {
+		t.Fatalf("JSON: %s", fixed)
 	}
 }

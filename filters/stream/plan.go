@@ -54,6 +54,8 @@ func PlanRepair(d wire.Dialect, ct string, ask wire.ClientAsk, opts Options) (Re
 		}, true
 	case isJSON && d == wire.OpenAIChat:
 		return Repair{Whole: func(body []byte) ([]byte, bool) { return FixOpenAIChatJSON(body, opts) }, Action: "json_checked"}, true
+	case isJSON && d == wire.Anthropic && opts.XMLToolCalls:
+		return Repair{Whole: FixAnthropicJSONXML, Action: "json_checked"}, true
 	}
 	return Repair{}, false
 }
