@@ -128,7 +128,7 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	var filters []pipeline.Filter
 	var cf *shadow.CompressFilter
 	var hf *history.Filter
-	textOnly := p.Shape.TextOnly() && ep.Dialect == wire.OpenAIChat
+	textOnly := p.Shape.TextOnly() && (ep.Dialect == wire.OpenAIChat || ep.Dialect == wire.Anthropic)
 	// A text-only upstream gets no references: the continuation of an
 	// expand_context call is built as structured history, which it would
 	// refuse. Compression is skipped with them; the clamp still applies.

@@ -260,7 +260,7 @@ type StreamProfile struct {
 // ShapeProfile reshapes requests for upstreams with fewer features.
 type ShapeProfile struct {
 	// Mode: off (default), or text_only for an upstream that reads and
-	// writes only text: system messages, tools, tool calls and results
+	// writes only text (OpenAI Chat and Anthropic Messages requests): system messages, tools, tool calls and results
 	// are rendered into the conversation (filters/shape), and answers'
 	// <invoke> blocks become tool calls (needs stream.normalize and
 	// stream.xml_tool_calls).
@@ -502,8 +502,10 @@ func (c *Config) Validate() error {
 		switch p.Shape.Mode {
 		case "", ShapeOff:
 		case ShapeTextOnly:
-			if len(p.Dialects) != 1 || p.Dialects[0] != string(wire.OpenAIChat) {
-				bad(key+".shape.mode", "text_only renders OpenAI Chat requests only: set dialects: [openai_chat]")
+			for _, d := range p.Dialects {
+				if d != string(wire.OpenAIChat) && d != string(wire.Anthropic) {
+					bad(key+".shape.mode", "text_only renders OpenAI Chat and Anthropic Messages requests: set dialects to openai_chat, anthropic or both (not %s)", d)
+				}
 			}
 			if !p.Stream.Normalize || !p.Stream.XMLToolCalls {
 				bad(key+".shape.mode", "text_only needs stream.normalize and stream.xml_tool_calls, which turn the answers' <invoke> blocks into tool calls")

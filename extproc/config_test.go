@@ -54,7 +54,7 @@ func TestConfigOffWord(t *testing.T) {
 		t.Fatalf("flatten %q, mode %q", p.Tiers.Flatten, p.Shape.Mode)
 	}
 	if _, err := ParseConfig([]byte(`profiles: {default: {shape: {mode: text_only}}}`)); err == nil ||
-		!strings.Contains(err.Error(), "dialects: [openai_chat]") || !strings.Contains(err.Error(), "xml_tool_calls") {
+		!strings.Contains(err.Error(), "not gemini") || !strings.Contains(err.Error(), "xml_tool_calls") {
 		t.Fatalf("text_only without its dialect and answer settings: %v", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/option"
 	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -17,7 +19,7 @@ import (
 	"github.com/toolproc/toolproc/testenv"
 )
 
-const textOnlyConfig = `profiles: {default: {dialects: [openai_chat], shape: {mode: text_only}, stream: {normalize: true, xml_tool_calls: true}}}`
+const textOnlyConfig = `profiles: {default: {dialects: [openai_chat, anthropic], shape: {mode: text_only}, stream: {normalize: true, xml_tool_calls: true}}}`
 
 // runTool plays the client's tools.
 func runTool(name, args string) string {
@@ -43,10 +45,21 @@ func TestTextOnlyEndToEnd(t *testing.T) {
 		up := testenv.NewFakeUpstream()
 		up.SetScript(testenv.TextOnlyModel{}.Script())
 		r := harness{config: textOnlyConfig, respMode: mode, seed: int64(mode) + 3, upstream: up}.start(t)
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", mode, stream), func(t *testing.T) {
+		for _, tc := range []struct {
+			anthropic, stream bool
+		}{{false, false}, {false, true}, {true, false}, {true, true}} {
+			stream := tc.stream
+			name := "openai_chat"
+			if tc.anthropic {
+				name = "anthropic"
+			}
+			t.Run(fmt.Sprintf("%s/%s/stream=%v", mode, name, stream), func(t *testing.T) {
 				up.Reset()
-				final, turns := textOnlyLoop(t, r.proxyURL, stream)
+				loop := textOnlyLoop
+				if tc.anthropic {
+					loop = anthropicTextOnlyLoop
+				}
+				final, turns := loop(t, r.proxyURL, stream)
 				for _, want := range []string{"get_weather=sunny 21C in Paris", "get_weather=sunny 21C in Rome", "get_time=14:05 in Europe/Rome"} {
 					if !strings.Contains(final, want) {
 						t.Errorf("final answer %q lacks %q", final, want)
@@ -66,6 +79,9 @@ func TestTextOnlyEndToEnd(t *testing.T) {
 				// system text and the tool instructions on top.
 				for i, req := range reqs {
 					first := gjson.GetBytes(req.Body, "messages.0.content").String()
+					if tc.anthropic {
+						first = gjson.GetBytes(req.Body, "messages.0.content.0.text").String()
+					}
 					if !strings.HasPrefix(first, "<system_context>\n=== Agent Instructions ===\nYou are a weather agent.") ||
 						!strings.Contains(first, "Tool: get_time") {
 						t.Errorf("request %d: first user message %.200q", i, first)
@@ -159,6 +175,74 @@ func textOnlyLoop(t *testing.T, base string, stream bool) (string, int) {
 		}
 		messages = append(messages, map[string]any{"role": "assistant", "content": content, "tool_calls": calls})
 		messages = append(messages, results...)
+	}
+	t.Fatal("no final answer after 5 turns")
+	return "", 0
+}
+
+// anthropicTextOnlyLoop is textOnlyLoop with anthropic-sdk-go: tool_use
+// blocks in, tool_result blocks back.
+func anthropicTextOnlyLoop(t *testing.T, base string, stream bool) (string, int) {
+	t.Helper()
+	client := anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-text-only"),
+		anthropicoption.WithMaxRetries(0), anthropicoption.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	messages := []any{map[string]any{"role": "user", "content": "Weather in Paris and Rome, and the time in Rome?"}}
+	tools := []any{
+		map[string]any{"name": "get_weather", "description": "Current weather of a city.",
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}},
+		map[string]any{"name": "get_time", "description": "Local time in a time zone.",
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"zone": map[string]any{"type": "string"}}, "required": []string{"zone"}}},
+	}
+	seen := map[string]bool{}
+	for turn := 1; turn <= 5; turn++ {
+		body, _ := json.Marshal(map[string]any{"model": "text-only-1", "max_tokens": 1024, "system": "You are a weather agent.",
+			"messages": messages, "tools": tools, "stream": stream})
+		var msg anthropic.Message
+		if stream {
+			st := client.Messages.NewStreaming(ctx, anthropic.MessageNewParams{}, anthropicoption.WithRequestBody("application/json", body))
+			for st.Next() {
+				if err := msg.Accumulate(st.Current()); err != nil {
+					t.Fatalf("turn %d: accumulate: %v", turn, err)
+				}
+			}
+			if err := st.Err(); err != nil {
+				t.Fatalf("turn %d: %v", turn, err)
+			}
+		} else {
+			m, err := client.Messages.New(ctx, anthropic.MessageNewParams{}, anthropicoption.WithRequestBody("application/json", body))
+			if err != nil {
+				t.Fatalf("turn %d: %v", turn, err)
+			}
+			msg = *m
+		}
+		var text strings.Builder
+		var content, results []any
+		for _, b := range msg.Content {
+			switch b.Type {
+			case "text":
+				text.WriteString(b.Text)
+				content = append(content, map[string]any{"type": "text", "text": b.Text})
+			case "tool_use":
+				if !strings.HasPrefix(b.ID, "toolu_") || seen[b.ID] {
+					t.Fatalf("turn %d: tool_use id %q", turn, b.ID)
+				}
+				seen[b.ID] = true
+				content = append(content, map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": json.RawMessage(b.Input)})
+				results = append(results, map[string]any{"type": "tool_result", "tool_use_id": b.ID, "content": runTool(b.Name, string(b.Input))})
+			}
+		}
+		if len(results) == 0 {
+			return text.String(), turn
+		}
+		if msg.StopReason != "tool_use" {
+			t.Errorf("turn %d: stop_reason %q with tool calls", turn, msg.StopReason)
+		}
+		if turn == 2 && len(results) != 2 {
+			t.Errorf("turn 2: %d tool calls, want 2", len(results))
+		}
+		messages = append(messages, map[string]any{"role": "assistant", "content": content}, map[string]any{"role": "user", "content": results})
 	}
 	t.Fatal("no final answer after 5 turns")
 	return "", 0

@@ -23,15 +23,16 @@ var textResult = regexp.MustCompile(`<!-- result of tool call \S+ \(([^)]*)\): (
 // Script returns the FakeUpstream script.
 func (TextOnlyModel) Script() func(RecordedRequest) *ScriptedResponse {
 	return func(req RecordedRequest) *ScriptedResponse {
-		if req.Path != "/v1/chat/completions" || !gjson.ValidBytes(req.Body) {
+		anthropic := req.Path == "/v1/messages"
+		if req.Path != "/v1/chat/completions" && !anthropic || !gjson.ValidBytes(req.Body) {
 			return nil
 		}
 		body := gjson.ParseBytes(req.Body)
-		if reason := textOnlyViolation(body); reason != "" {
+		if reason := textOnlyViolation(body, anthropic); reason != "" {
 			return errorResponse(400, "invalid_request_error", "text-only upstream: "+reason)
 		}
 		msgs := body.Get("messages").Array()
-		first := msgs[0].Get("content").String()
+		first := messageText(msgs[0])
 		if !strings.Contains(first, "=== Tools ===") || !strings.Contains(first, "Tool: get_weather") {
 			return errorResponse(400, "invalid_request_error", "text-only upstream: no tool instructions in the first user message")
 		}
@@ -40,7 +41,7 @@ func (TextOnlyModel) Script() func(RecordedRequest) *ScriptedResponse {
 			if m.Get("role").String() != "user" {
 				continue
 			}
-			for _, r := range textResult.FindAllStringSubmatch(m.Get("content").String(), -1) {
+			for _, r := range textResult.FindAllStringSubmatch(messageText(m), -1) {
 				results = append(results, r[1]+"="+strings.TrimSpace(r[3]))
 			}
 		}
@@ -54,15 +55,49 @@ func (TextOnlyModel) Script() func(RecordedRequest) *ScriptedResponse {
 		default:
 			text = "<invoke name=\"final_answer\">\n<parameter name=\"answer\">Results: " + strings.Join(results, "; ") + "</parameter>\n</invoke>"
 		}
+		if anthropic {
+			return anthropicTextAnswer(body.Get("stream").Bool(), text)
+		}
 		return textAnswer(body.Get("stream").Bool(), text)
 	}
 }
 
+// messageText is the text of a message: a string content, or its text
+// blocks joined.
+func messageText(m gjson.Result) string {
+	c := m.Get("content")
+	if c.Type == gjson.String {
+		return c.String()
+	}
+	var b strings.Builder
+	c.ForEach(func(_, blk gjson.Result) bool {
+		b.WriteString(blk.Get("text").String())
+		b.WriteByte('\n')
+		return true
+	})
+	return b.String()
+}
+
 // textOnlyViolation says what a text-only upstream refuses in a request.
-func textOnlyViolation(body gjson.Result) string {
-	for _, k := range []string{"tools", "tool_choice", "functions", "function_call"} {
+func textOnlyViolation(body gjson.Result, anthropic bool) string {
+	for _, k := range []string{"tools", "tool_choice", "functions", "function_call", "system"} {
 		if body.Get(k).Exists() {
 			return k + " sent"
+		}
+	}
+	for _, m := range body.Get("messages").Array() {
+		bad := ""
+		if !m.Get("content").IsArray() {
+			continue
+		}
+		m.Get("content").ForEach(func(_, blk gjson.Result) bool {
+			if t := blk.Get("type").String(); t != "text" && t != "image" {
+				bad = t + " block sent"
+			}
+			return bad == ""
+		})
+		if bad != "" {
+			return bad
 		}
 	}
 	prev := ""
@@ -105,5 +140,37 @@ func textAnswer(stream bool, text string) *ScriptedResponse {
 		events = append(events, chunk(map[string]any{"content": text[i:min(i+7, len(text))]}, nil))
 	}
 	events = append(events, chunk(map[string]any{}, "stop"), []byte("data: [DONE]\n\n"))
+	return sseResponse(events)
+}
+
+// anthropicTextAnswer is a plain-text Anthropic answer, as JSON or as SSE
+// with the text in small pieces.
+func anthropicTextAnswer(stream bool, text string) *ScriptedResponse {
+	if !stream {
+		return jsonResponse(mustJSON(map[string]any{
+			"id": "msg_text", "type": "message", "role": "assistant", "model": "text-only-1",
+			"content":     []any{map[string]any{"type": "text", "text": text}},
+			"stop_reason": "end_turn", "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
+		}))
+	}
+	ev := func(name string, data map[string]any) []byte {
+		return []byte("event: " + name + "\ndata: " + string(mustJSON(data)) + "\n\n")
+	}
+	events := [][]byte{
+		ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_text", "type": "message",
+			"role": "assistant", "model": "text-only-1", "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}}),
+		ev("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}}),
+	}
+	for i := 0; i < len(text); i += 7 {
+		events = append(events, ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "text_delta", "text": text[i:min(i+7, len(text))]}}))
+	}
+	events = append(events,
+		ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0}),
+		ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
+			"usage": map[string]any{"output_tokens": 5}}),
+		ev("message_stop", map[string]any{"type": "message_stop"}))
 	return sseResponse(events)
 }

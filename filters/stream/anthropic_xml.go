@@ -129,9 +129,9 @@ func (a *antNormalizer) xmlDelta(x *antXML, root gjson.Result, e antOut) {
 
 // FixAnthropicJSONXML turns <invoke> blocks in the text blocks of an
 // Anthropic JSON answer into tool_use blocks (the text around them stays,
-// a final_answer becomes text) and the stop_reason end_turn into tool_use
-// when a call was made. ok is false when the body is not such an answer or
-// holds no call; it is then left alone.
+// a final_answer becomes its answer text) and the stop_reason end_turn
+// into tool_use when a call was made. ok is false when the body is not such
+// an answer or holds neither; it is then left alone.
 func FixAnthropicJSONXML(body []byte) ([]byte, bool) {
 	root := gjson.ParseBytes(body)
 	content := root.Get("content")
@@ -139,7 +139,7 @@ func FixAnthropicJSONXML(body []byte) ([]byte, bool) {
 		return body, false
 	}
 	var blocks []string
-	calls := 0
+	calls, finals := 0, 0
 	content.ForEach(func(_, b gjson.Result) bool {
 		if b.Get("type").Str != "text" {
 			blocks = append(blocks, b.Raw)
@@ -158,6 +158,9 @@ func FixAnthropicJSONXML(body []byte) ([]byte, bool) {
 			switch p.Kind {
 			case xmlText, xmlFinal:
 				text += p.Text
+				if p.Kind == xmlFinal {
+					finals++
+				}
 			case xmlCall:
 				flush()
 				calls++
@@ -168,14 +171,14 @@ func FixAnthropicJSONXML(body []byte) ([]byte, bool) {
 		flush()
 		return true
 	})
-	if calls == 0 {
+	if calls == 0 && finals == 0 {
 		return body, false
 	}
 	out, err := sjsonSetRaw(body, "content", "["+strings.Join(blocks, ",")+"]")
 	if err != nil {
 		return body, false
 	}
-	if r := root.Get("stop_reason"); r.Type == gjson.Null || r.Str == "end_turn" || !r.Exists() {
+	if r := root.Get("stop_reason"); calls > 0 && (r.Type == gjson.Null || r.Str == "end_turn" || !r.Exists()) {
 		if o, err := sjsonSetRaw(out, "stop_reason", `"tool_use"`); err == nil {
 			out = o
 		}
