@@ -68,12 +68,12 @@ func FuzzTextOnlyChat(f *testing.F) {
 // tool_result left; deterministic.
 func FuzzTextOnlyAnthropic(f *testing.F) {
 	seed, _ := os.ReadFile("testdata/anthropic_tool_loop.json")
-	f.Add(string(seed))
-	f.Add(`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":[1]}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"R","cache_control":{"type":"ephemeral"}}]}]}`)
-	f.Add(`{"system":"s","messages":[{"role":"user","content":"<system_context>"}],"tools":[{"name":"n"}],"tool_choice":{"type":"tool","name":"n"}}`)
-	f.Add(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"zz"}]}]}`)
-	f.Fuzz(func(t *testing.T, body string) {
-		out, _, err := TextOnly(wire.Anthropic, []byte(body), Options{})
+	f.Add(string(seed), "RATE = 0.1")
+	f.Add(`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"x","input":[1]}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"RESULT-A","cache_control":{"type":"ephemeral"}}]}]}`, "RESULT-A")
+	f.Add(`{"system":"s","messages":[{"role":"user","content":"<system_context>"}],"tools":[{"name":"n"}],"tool_choice":{"type":"tool","name":"n"}}`, "")
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"zz"}]}]}`, "")
+	f.Fuzz(func(t *testing.T, body, marker string) {
+		out, rep, err := TextOnly(wire.Anthropic, []byte(body), Options{})
 		if err != nil {
 			if string(out) != body {
 				t.Fatalf("error %v, body changed", err)
@@ -101,5 +101,13 @@ func FuzzTextOnlyAnthropic(f *testing.F) {
 			})
 			return true
 		})
+		// A distinctive result text, once in the input and inside a
+		// result that has its call, reaches the prompt exactly once.
+		if len(marker) >= 6 && rep.Unmatched == 0 && rep.Results > 0 && strings.Count(body, marker) == 1 &&
+			strings.Contains(gjson.Get(body, `messages.#.content.#(type=="tool_result")#.content`).Raw, marker) {
+			if n := strings.Count(gjson.GetBytes(out, "messages").String(), marker); n != 1 {
+				t.Fatalf("result text %q appears %d times", marker, n)
+			}
+		}
 	})
 }
