@@ -439,6 +439,10 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.log.Info("request shaped for a text-only upstream", "system_messages", rr.shaped.SystemMessages,
 			"tools", rr.shaped.Tools, "calls", rr.shaped.Calls, "results", rr.shaped.Results,
 			"missing", rr.shaped.Missing, "unmatched", rr.shaped.Unmatched)
+		if rr.shaped.SystemBytes > 10000 {
+			// Seed 002: a system context this long is accepted, but worth a look.
+			x.log.Warn("long system context injected into the first user message", "bytes", rr.shaped.SystemBytes)
+		}
 		if rr.shaped.Unmatched > 0 {
 			x.log.Warn("tool results without a call in the request were left out", "unmatched", rr.shaped.Unmatched)
 		}

@@ -23,7 +23,7 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 	if sys := root.Get("system"); sys.Exists() {
 		if t := partsText(sys); t != "" {
 			systems = append(systems, t)
-			rep.SystemMessages = 1
+			rep.SystemMessages, rep.SystemBytes = 1, len(t)
 		}
 		sys.ForEach(func(_, b gjson.Result) bool {
 			if cc := b.Get("cache_control"); cc.Exists() {

@@ -61,6 +61,7 @@ func textOnlyChat(body []byte, o Options) ([]byte, Report, error) {
 		case "system", "developer":
 			systems = append(systems, partsText(m.Get("content")))
 			rep.SystemMessages++
+			rep.SystemBytes += len(systems[len(systems)-1])
 			continue
 		case "tool", "function":
 			id := m.Get("tool_call_id").String()

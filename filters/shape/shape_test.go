@@ -23,8 +23,8 @@ func TestTextOnlyGolden(t *testing.T) {
 		d    wire.Dialect
 		want Report
 	}{
-		{"chat_tool_loop", wire.OpenAIChat, Report{SystemMessages: 2, Tools: 2, Calls: 3, Results: 2, Missing: 1, Unmatched: 1, Merged: 3, Changed: true}},
-		{"anthropic_tool_loop", wire.Anthropic, Report{SystemMessages: 1, Tools: 2, Calls: 3, Results: 2, Missing: 1, Unmatched: 1, Changed: true}},
+		{"chat_tool_loop", wire.OpenAIChat, Report{SystemMessages: 2, SystemBytes: 50, Tools: 2, Calls: 3, Results: 2, Missing: 1, Unmatched: 1, Merged: 3, Changed: true}},
+		{"anthropic_tool_loop", wire.Anthropic, Report{SystemMessages: 1, SystemBytes: 23, Tools: 2, Calls: 3, Results: 2, Missing: 1, Unmatched: 1, Changed: true}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			in, err := os.ReadFile(filepath.Join("testdata", tc.file+".json"))

@@ -45,6 +45,7 @@ type Options struct {
 // Report says what TextOnly did.
 type Report struct {
 	SystemMessages int // system (and developer) messages moved into the first user message
+	SystemBytes    int // bytes of their text (seed 002 warns past 10 000 characters)
 	Tools          int // tool definitions rendered as instructions
 	Calls          int // earlier tool calls rendered as <invoke> text
 	Results        int // tool results rendered as user text
