@@ -17,6 +17,7 @@ import (
 	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/shape"
 	"github.com/toolproc/toolproc/filters/stream"
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -266,7 +267,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			continue
 		}
 		x.rungsUsed[rung] = true
-		body, injected, ok := x.rungBody(rung)
+		body, injected, ok := x.shapedRungBody(rung)
 		if !ok {
 			continue
 		}
@@ -341,6 +342,30 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 // rungBody builds the request of one rung. injected says whether it offers
 // expand_context (its references must then be answered). ok=false: the rung
 // changes nothing (or cannot run here) and costs no replay.
+// shapedRungBody is rungBody for the upstream the profile talks to: a
+// text-only upstream refuses the structured history the truncate rung
+// builds from the client's body, so the replay is rendered as text too
+// (rendering an already rendered body changes nothing).
+func (x *exchange) shapedRungBody(rung string) (body []byte, injected, ok bool) {
+	if !x.profile.Shape.TextOnly() {
+		return x.rungBody(rung)
+	}
+	if rung == "compress" {
+		// Its references would offer expand_context, whose continuation
+		// a text-only upstream refuses.
+		return nil, false, false
+	}
+	body, injected, ok = x.rungBody(rung)
+	if !ok {
+		return nil, false, false
+	}
+	shaped, _, err := shape.TextOnly(x.endpoint.Dialect, body, shape.Options{InjectSystem: shape.InjectSystem(x.profile.Shape.InjectSystem)})
+	if err != nil {
+		return nil, false, false
+	}
+	return shaped, injected, true
+}
+
 func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	rp := x.profile.Recovery
 	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)

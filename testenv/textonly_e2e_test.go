@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
 
+	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/testenv"
 )
 
@@ -246,4 +247,47 @@ func anthropicTextOnlyLoop(t *testing.T, base string, stream bool) (string, int)
 	}
 	t.Fatal("no final answer after 5 turns")
 	return "", 0
+}
+
+// TestTextOnlyOverflowRecovery: a text-only upstream with a small window
+// refuses a request whose tool result is too long; toolproc's overflow
+// ladder replays it cut down, rendered as text like the first (the
+// truncate rung starts from the client's structured body), and the client
+// gets the answer.
+func TestTextOnlyOverflowRecovery(t *testing.T) {
+	up := testenv.NewFakeUpstream()
+	up.SetScript(testenv.TextOnlyModel{MaxBody: 20000}.Script())
+	r := harness{config: textOnlyConfig, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 17, upstream: up}.start(t)
+	big := strings.Repeat("station 42 reading: 21C, wind 3 m/s, humidity 40%\n", 1200)
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			up.Reset()
+			body, _ := json.Marshal(map[string]any{"model": "text-only-1", "stream": stream,
+				"messages": []any{
+					map[string]any{"role": "system", "content": "You are a weather agent."},
+					map[string]any{"role": "user", "content": "Weather in Paris?"},
+					map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_w1", "type": "function",
+						"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}}},
+					map[string]any{"role": "tool", "tool_call_id": "call_w1", "content": big},
+				},
+				"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather",
+					"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}},
+			})
+			a := postRaw(t, r.proxyURL+"/v1/chat/completions", body, "authorization", "Bearer sk-text-only-0001")
+			reqs := up.Requests()
+			if a.status != http.StatusOK || len(reqs) != 2 {
+				t.Fatalf("client got %d after %d upstream requests: %.300s", a.status, len(reqs), a.body)
+			}
+			if got := a.header.Get(extproc.RecoveryHeader); got == "" {
+				t.Fatalf("no %s header", extproc.RecoveryHeader)
+			}
+			replay := reqs[1].Body
+			if len(replay) > 20000 || gjson.GetBytes(replay, "tools").Exists() || !strings.Contains(string(replay), "result of tool call call_w1 (get_weather)") {
+				t.Fatalf("replay (%d bytes) is not the text rendering cut down: %.400s", len(replay), replay)
+			}
+			if !strings.Contains(string(a.body), "get_time") {
+				t.Fatalf("the answer's calls did not reach the client: %.400s", a.body)
+			}
+		})
+	}
 }

@@ -14,14 +14,18 @@ import (
 // get_weather, then, once that result is in the conversation, two calls in
 // one answer (get_weather and get_time), then, with every result read, a
 // final_answer block quoting them.
-type TextOnlyModel struct{}
+type TextOnlyModel struct {
+	// MaxBody, when set, refuses longer request bodies with the
+	// provider's context-length error: a small window.
+	MaxBody int
+}
 
 // textResult finds a rendered tool result: the comment line and the text
 // under it, up to the next comment or the end.
 var textResult = regexp.MustCompile(`<!-- result of tool call \S+ \(([^)]*)\): (\w+) -->\n([^<]*)`)
 
 // Script returns the FakeUpstream script.
-func (TextOnlyModel) Script() func(RecordedRequest) *ScriptedResponse {
+func (m TextOnlyModel) Script() func(RecordedRequest) *ScriptedResponse {
 	return func(req RecordedRequest) *ScriptedResponse {
 		anthropic := req.Path == "/v1/messages"
 		if req.Path != "/v1/chat/completions" && !anthropic || !gjson.ValidBytes(req.Body) {
@@ -30,6 +34,15 @@ func (TextOnlyModel) Script() func(RecordedRequest) *ScriptedResponse {
 		body := gjson.ParseBytes(req.Body)
 		if reason := textOnlyViolation(body, anthropic); reason != "" {
 			return errorResponse(400, "invalid_request_error", "text-only upstream: "+reason)
+		}
+		if m.MaxBody > 0 && len(req.Body) > m.MaxBody {
+			e := OpenAIContextLength
+			if anthropic {
+				e = AnthropicPromptTooLong
+			}
+			r := jsonResponse([]byte(e.Body))
+			r.Status = e.Status
+			return r
 		}
 		msgs := body.Get("messages").Array()
 		first := messageText(msgs[0])
