@@ -80,16 +80,16 @@ func nodeScenarios(t *testing.T) (scenarios []testenv.Scenario, nodeEnv string) 
 // TestNodeClients runs node/conformance.test.mjs (node --test) against a
 // fresh environment in each response body mode. It needs node on PATH and
 // `npm ci --prefix testenv/node`; without them it skips, except under CI=true.
-func TestNodeClients(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns node; skipped with -short")
-	}
+// nodeClients finds node and the installed npm clients in testenv/node. It
+// fails under CI=true when they are missing, and skips the test otherwise.
+func nodeClients(t *testing.T) (node, dir string) {
+	t.Helper()
 	dir, err := filepath.Abs("node")
 	if err != nil {
 		t.Fatal(err)
 	}
 	missing := ""
-	node, err := exec.LookPath("node")
+	node, err = exec.LookPath("node")
 	if err != nil {
 		missing = "node is not on PATH"
 	} else if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
@@ -101,6 +101,14 @@ func TestNodeClients(t *testing.T) {
 		}
 		t.Skipf("%s; run `npm ci --prefix testenv/node --no-audit --no-fund` to enable", missing)
 	}
+	return node, dir
+}
+
+func TestNodeClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns node; skipped with -short")
+	}
+	node, dir := nodeClients(t)
 	scenarios, scenarioFiles := nodeScenarios(t)
 
 	for i, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{

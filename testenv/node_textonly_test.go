@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,23 +20,7 @@ func TestNodeTextOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns node; skipped with -short")
 	}
-	dir, err := filepath.Abs("node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	if err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		missing = "testenv/node/node_modules is missing"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s: install Node.js 20+ and run `npm ci --prefix testenv/node --no-audit --no-fund`", missing)
-		}
-		t.Skipf("%s; run `npm ci --prefix testenv/node --no-audit --no-fund` to enable", missing)
-	}
+	node, dir := nodeClients(t)
 	up := testenv.NewFakeUpstream()
 	up.SetScript(testenv.TextOnlyModel{}.Script())
 	r := harness{config: textOnlyConfig, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 91, upstream: up}.start(t)

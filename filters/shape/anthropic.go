@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // textOnlyAnthropic renders an Anthropic Messages request (see TextOnly):
@@ -209,7 +210,7 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 	var tools []toolSpec
 	root.Get("tools").ForEach(func(_, t gjson.Result) bool {
 		if name := t.Get("name").String(); name != "" {
-			tools = append(tools, toolSpec{name, t.Get("description").String(), compactJSON(t.Get("input_schema").Raw)})
+			tools = append(tools, toolSpec{name, t.Get("description").String(), wire.CompactJSON(t.Get("input_schema"))})
 		}
 		return true
 	})

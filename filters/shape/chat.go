@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // chatMsg is one OpenAI Chat message of the rewritten array: the raw
@@ -128,13 +129,13 @@ func textOnlyChat(body []byte, o Options) ([]byte, Report, error) {
 			f = t // legacy "functions" entries have no wrapper
 		}
 		if name := f.Get("name").String(); name != "" {
-			tools = append(tools, toolSpec{name, f.Get("description").String(), compactJSON(f.Get("parameters").Raw)})
+			tools = append(tools, toolSpec{name, f.Get("description").String(), wire.CompactJSON(f.Get("parameters"))})
 		}
 		return true
 	})
 	gjson.GetBytes(body, "functions").ForEach(func(_, f gjson.Result) bool {
 		if name := f.Get("name").String(); name != "" {
-			tools = append(tools, toolSpec{name, f.Get("description").String(), compactJSON(f.Get("parameters").Raw)})
+			tools = append(tools, toolSpec{name, f.Get("description").String(), wire.CompactJSON(f.Get("parameters"))})
 		}
 		return true
 	})
@@ -313,35 +314,4 @@ func joinContent(a, b gjson.Result) string {
 		return jsonStr(at)
 	}
 	return jsonStr(at + "\n\n" + bt)
-}
-
-// compactJSON removes the insignificant whitespace of a JSON value, so a
-// schema renders the same whatever the client's formatting; "" for none.
-func compactJSON(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	var b strings.Builder
-	inStr, esc := false, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inStr:
-			b.WriteByte(c)
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-			b.WriteByte(c)
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }

@@ -23,24 +23,9 @@ func FuzzTextOnlyChat(f *testing.F) {
 	f.Add(`{"messages":[]}`, "")
 	f.Add(`{"messages":[{"role":"tool","content":"orphan"}]}`, "orphan")
 	f.Fuzz(func(t *testing.T, body, marker string) {
-		out, rep, err := TextOnly(wire.OpenAIChat, []byte(body), Options{})
-		if err != nil {
-			if string(out) != body {
-				t.Fatalf("error %v, body changed", err)
-			}
+		out, rep, ok := renderChecked(t, wire.OpenAIChat, body, "tools", "tool_choice", "functions", "function_call")
+		if !ok {
 			return
-		}
-		if !jsonsafe.Valid(out) {
-			t.Fatalf("invalid JSON: %s", out)
-		}
-		again, _, _ := TextOnly(wire.OpenAIChat, []byte(body), Options{})
-		if string(again) != string(out) {
-			t.Fatal("not deterministic")
-		}
-		for _, k := range []string{"tools", "tool_choice", "functions", "function_call"} {
-			if gjson.GetBytes(out, k).Exists() {
-				t.Fatalf("%s still sent", k)
-			}
 		}
 		gjson.GetBytes(out, "messages").ForEach(func(_, m gjson.Result) bool {
 			switch m.Get("role").String() {
@@ -73,24 +58,9 @@ func FuzzTextOnlyAnthropic(f *testing.F) {
 	f.Add(`{"system":"s","messages":[{"role":"user","content":"<system_context>"}],"tools":[{"name":"n"}],"tool_choice":{"type":"tool","name":"n"}}`, "")
 	f.Add(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"zz"}]}]}`, "")
 	f.Fuzz(func(t *testing.T, body, marker string) {
-		out, rep, err := TextOnly(wire.Anthropic, []byte(body), Options{})
-		if err != nil {
-			if string(out) != body {
-				t.Fatalf("error %v, body changed", err)
-			}
+		out, rep, ok := renderChecked(t, wire.Anthropic, body, "system", "tools", "tool_choice")
+		if !ok {
 			return
-		}
-		if !jsonsafe.Valid(out) {
-			t.Fatalf("invalid JSON: %s", out)
-		}
-		again, _, _ := TextOnly(wire.Anthropic, []byte(body), Options{})
-		if string(again) != string(out) {
-			t.Fatal("not deterministic")
-		}
-		for _, k := range []string{"system", "tools", "tool_choice"} {
-			if gjson.GetBytes(out, k).Exists() {
-				t.Fatalf("%s still sent", k)
-			}
 		}
 		gjson.GetBytes(out, "messages").ForEach(func(_, m gjson.Result) bool {
 			m.Get("content").ForEach(func(_, b gjson.Result) bool {
@@ -110,4 +80,31 @@ func FuzzTextOnlyAnthropic(f *testing.F) {
 			}
 		}
 	})
+}
+
+// renderChecked renders body and checks what holds for any input: an
+// error leaves the body unchanged; otherwise the output is valid JSON,
+// the same on a second run, and has none of the members a text-only
+// upstream refuses. ok is false when there was an error.
+func renderChecked(t *testing.T, d wire.Dialect, body string, refused ...string) ([]byte, Report, bool) {
+	t.Helper()
+	out, rep, err := TextOnly(d, []byte(body), Options{})
+	if err != nil {
+		if string(out) != body {
+			t.Fatalf("error %v, body changed", err)
+		}
+		return nil, rep, false
+	}
+	if !jsonsafe.Valid(out) {
+		t.Fatalf("invalid JSON: %s", out)
+	}
+	if again, _, _ := TextOnly(d, []byte(body), Options{}); string(again) != string(out) {
+		t.Fatal("not deterministic")
+	}
+	for _, k := range refused {
+		if gjson.GetBytes(out, k).Exists() {
+			t.Fatalf("%s still sent", k)
+		}
+	}
+	return out, rep, true
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
-func sjsonSetRaw(body []byte, path, raw string) ([]byte, error) {
-	return sjson.SetRawBytes(body, path, []byte(raw))
-}
-
 // XML tool calls in Anthropic answers (seed 002 for Messages clients): with
 // Options.XMLToolCalls, the text blocks of the upstream stream are read for
 // <invoke> blocks. Text goes out as text blocks, opened only when there is
@@ -174,12 +170,12 @@ func FixAnthropicJSONXML(body []byte) ([]byte, bool) {
 	if calls == 0 && finals == 0 {
 		return body, false
 	}
-	out, err := sjsonSetRaw(body, "content", "["+strings.Join(blocks, ",")+"]")
+	out, err := sjson.SetRawBytes(body, "content", []byte("["+strings.Join(blocks, ",")+"]"))
 	if err != nil {
 		return body, false
 	}
 	if r := root.Get("stop_reason"); calls > 0 && (r.Type == gjson.Null || r.Str == "end_turn" || !r.Exists()) {
-		if o, err := sjsonSetRaw(out, "stop_reason", `"tool_use"`); err == nil {
+		if o, err := sjson.SetRawBytes(out, "stop_reason", []byte(`"tool_use"`)); err == nil {
 			out = o
 		}
 	}

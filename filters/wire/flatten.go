@@ -416,7 +416,7 @@ func (f *flattener) bedrockBlock(blk gjson.Result) []string {
 // key), then every other member as "key: value" on one line.
 func resultJSONText(j gjson.Result) string {
 	if !j.IsObject() {
-		return compactJSON(j)
+		return CompactJSON(j)
 	}
 	var strs [][2]string
 	var parts []string
@@ -424,7 +424,7 @@ func resultJSONText(j gjson.Result) string {
 		if v.Type == gjson.String {
 			strs = append(strs, [2]string{k.String(), v.Str})
 		} else {
-			parts = append(parts, k.String()+": "+compactJSON(v))
+			parts = append(parts, k.String()+": "+CompactJSON(v))
 		}
 		return true
 	})
@@ -439,7 +439,9 @@ func resultJSONText(j gjson.Result) string {
 	return strings.Join(append(texts, parts...), "\n")
 }
 
-func compactJSON(v gjson.Result) string {
+// CompactJSON writes a JSON value without insignificant whitespace, so it
+// renders the same whatever the client's formatting.
+func CompactJSON(v gjson.Result) string {
 	if v.IsObject() || v.IsArray() {
 		return v.Get("@ugly").Raw
 	}
