@@ -118,9 +118,9 @@ func checkClamped(t *testing.T, d wire.Dialect, sent []byte, got testenv.Recorde
 		var texts []string
 		n := 0
 		for _, tb := range r.Texts {
-			texts = append(texts, tb.Text)
-			n += len(tb.Text)
-			if !utf8.ValidString(tb.Text) {
+			texts = append(texts, tb.Text())
+			n += len(tb.Text())
+			if !utf8.ValidString(tb.Text()) {
 				t.Fatal("invalid UTF-8 in a tool result")
 			}
 		}

@@ -301,8 +301,8 @@ func TestOverflowTiersRung(t *testing.T) {
 				}
 				summarised := 0
 				for i, res := range c.Results {
-					isSummary := strings.HasPrefix(res.Texts[0].Text, history.Prefix)
-					if i >= len(c.Results)-2 && (isSummary || res.Texts[0].Text != outs[i]) {
+					isSummary := strings.HasPrefix(res.Texts[0].Text(), history.Prefix)
+					if i >= len(c.Results)-2 && (isSummary || res.Texts[0].Text() != outs[i]) {
 						t.Errorf("result %d of the latest two was changed", i)
 					}
 					if isSummary {

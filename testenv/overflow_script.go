@@ -88,7 +88,7 @@ func (m OverflowModel) tooBig(d wire.Dialect, body []byte) bool {
 		// Characters, as the providers' limits and llxprt count them.
 		n := 0
 		for _, t := range r.Texts {
-			n += utf8.RuneCountInString(t.Text)
+			n += utf8.RuneCountInString(t.Text())
 		}
 		for _, j := range r.JSON {
 			n += utf8.RuneCountInString(j.Raw)

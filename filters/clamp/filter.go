@@ -90,10 +90,13 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 // (enough for their structure and a note). The overflow rungs use it with a
 // per-result budget.
 func Result(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report) {
+	if len(r.JSON) == 0 && surelyUnder(r.Texts, lim) {
+		return nil, Report{} // nothing reads the sizes of an unchanged result
+	}
 	var edits []wire.Edit
 	texts := make([]string, len(r.Texts))
-	for k, t := range r.Texts {
-		texts[k] = t.Text
+	for k := range r.Texts {
+		texts[k] = r.Texts[k].Text()
 	}
 	out, rep := Apply(texts, lim)
 	for k := range out {
@@ -119,4 +122,17 @@ func Result(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report) {
 		}
 	}
 	return edits, rep
+}
+
+// surelyUnder reports, without decoding the texts, that they fit lim: their
+// size bounds (wire.TextBlock.MaxLen, MaxLines) already do. Most results
+// of most requests are small, and a request whose results all are is
+// scanned, never decoded or copied (issue 14).
+func surelyUnder(texts []wire.TextBlock, lim Limits) bool {
+	bytes, lines := 0, 0
+	for k := range texts {
+		bytes += texts[k].MaxLen()
+		lines += texts[k].MaxLines()
+	}
+	return bytes <= axis(lim.MaxBytes) && lines <= axis(lim.MaxLines)
 }

@@ -301,16 +301,16 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		var rw rewrite
 		before, after := 0, 0
 		for _, t := range r.Texts {
-			ex.text = t.Text
-			id, hint := f.ref(t.Text)
+			ex.text = t.Text()
+			id, hint := f.ref(t.Text())
 			s := summarizeResult(ex, hint)
 			e := wire.SetString(t.Span, s)
 			if len(e.Raw) >= t.Span.End-t.Span.Start {
 				continue // already short: a summary would not save anything
 			}
 			rw.edits = append(rw.edits, e)
-			rw.kept = append(rw.kept, keptValue{id: id, value: t.Text})
-			before += len(t.Text)
+			rw.kept = append(rw.kept, keptValue{id: id, value: t.Text()})
+			before += len(t.Text())
 			after += len(s)
 			rw.saved += t.Span.End - t.Span.Start - len(e.Raw)
 		}

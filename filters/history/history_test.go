@@ -150,7 +150,7 @@ func TestTiersEveryDialect(t *testing.T) {
 			for i := len(before.Results) - DefaultKeepRecent; i < len(before.Results); i++ {
 				a, b := before.Results[i], after.Results[i]
 				for k := range a.Texts {
-					if a.Texts[k].Text != b.Texts[k].Text {
+					if a.Texts[k].Text() != b.Texts[k].Text() {
 						t.Errorf("recent result %d changed", i)
 					}
 				}
@@ -159,7 +159,7 @@ func TestTiersEveryDialect(t *testing.T) {
 			for i, r := range after.Results {
 				text := ""
 				for _, tb := range r.Texts {
-					text += tb.Text
+					text += tb.Text()
 				}
 				for _, j := range r.JSON {
 					text += j.Raw
@@ -297,7 +297,7 @@ func TestFlattenOldExchanges(t *testing.T) {
 					t.Fatalf("recent result %d is not the original", i)
 				}
 				for k := range a.Texts {
-					if a.Texts[k].Text != b.Texts[k].Text {
+					if a.Texts[k].Text() != b.Texts[k].Text() {
 						t.Errorf("recent result %d changed", i)
 					}
 				}
@@ -380,7 +380,7 @@ func TestForceCut(t *testing.T) {
 	}
 	c, _ := wire.Parse(wire.Anthropic, out)
 	for _, r := range c.Results[10:] {
-		if strings.HasPrefix(r.Texts[0].Text, Prefix) {
+		if strings.HasPrefix(r.Texts[0].Text(), Prefix) {
 			t.Fatal("a kept result was summarised")
 		}
 	}

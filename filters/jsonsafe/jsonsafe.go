@@ -11,8 +11,10 @@
 package jsonsafe
 
 import (
+	"encoding/binary"
 	"errors"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the default nesting limit: far beyond any LLM request or
@@ -36,7 +38,7 @@ type Options struct {
 
 // Valid reports whether b is one valid JSON value nested at most MaxDepth
 // deep. It is the drop-in for gjson.ValidBytes on untrusted bytes.
-func Valid(b []byte) bool { return check(b, Options{}) == nil }
+func Valid(b []byte) bool { return check(view(b), Options{}) == nil }
 
 // ValidString is Valid for a string.
 func ValidString(s string) bool { return check(s, Options{}) == nil }
@@ -44,7 +46,7 @@ func ValidString(s string) bool { return check(s, Options{}) == nil }
 // Check reports why b is not acceptable, or nil: ErrTooDeep before
 // ErrInvalid when the nesting limit is passed first (a body of a million
 // '[' is "too deep", not merely "invalid").
-func Check(b []byte, o Options) error { return check(b, o) }
+func Check(b []byte, o Options) error { return check(view(b), o) }
 
 // CheckString is Check for a string.
 func CheckString(s string, o Options) error { return check(s, o) }
@@ -101,7 +103,7 @@ type frame struct {
 // smallObject is how many keys are compared pairwise before a set is built.
 const smallObject = 16
 
-func check[T ~string | ~[]byte](b T, o Options) error {
+func check(b string, o Options) error {
 	limit := o.MaxDepth
 	if limit <= 0 {
 		limit = MaxDepth
@@ -205,7 +207,7 @@ func check[T ~string | ~[]byte](b T, o Options) error {
 }
 
 // objectKey reads `"key" :` at i and returns where the value starts.
-func objectKey[T ~string | ~[]byte](b T, i int, dups bool, f *frame, keys *[]string) (int, error) {
+func objectKey(b string, i int, dups bool, f *frame, keys *[]string) (int, error) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, ErrInvalid
 	}
@@ -248,7 +250,7 @@ func objectKey[T ~string | ~[]byte](b T, i int, dups bool, f *frame, keys *[]str
 
 // decodeKey returns the key as the provider's JSON reader sees it: escapes
 // resolved, so "content" and "\u0063ontent" are the same key.
-func decodeKey[T ~string | ~[]byte](raw T) string {
+func decodeKey(raw string) string {
 	j := 0
 	for j < len(raw) && raw[j] != '\\' {
 		j++
@@ -293,7 +295,7 @@ func decodeKey[T ~string | ~[]byte](raw T) string {
 	return string(out)
 }
 
-func hex4[T ~string | ~[]byte](h T) int {
+func hex4(h string) int {
 	n := 0
 	for i := 0; i < 4; i++ {
 		c := h[i]
@@ -309,7 +311,7 @@ func hex4[T ~string | ~[]byte](h T) int {
 	return n
 }
 
-func skipWS[T ~string | ~[]byte](b T, i int) int {
+func skipWS(b string, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -321,7 +323,7 @@ func skipWS[T ~string | ~[]byte](b T, i int) int {
 	return i
 }
 
-func hasLiteral[T ~string | ~[]byte](b T, i int, lit string) bool {
+func hasLiteral(b string, i int, lit string) bool {
 	if len(b)-i < len(lit) {
 		return false
 	}
@@ -336,8 +338,17 @@ func hasLiteral[T ~string | ~[]byte](b T, i int, lit string) bool {
 // skipValidString returns the index of the closing quote of a string whose
 // body starts at i, or -1 when it is not a valid JSON string (raw control
 // characters, bad escapes, no end).
-func skipValidString[T ~string | ~[]byte](b T, i int) int {
+func skipValidString(b string, i int) int {
 	for i < len(b) {
+		// Eight plain bytes at a time: tool outputs are long runs with
+		// neither quote, backslash nor control byte, and this keeps the
+		// guard near memory speed (issue 14's scan-only path).
+		for i+8 <= len(b) && plain8(b, i) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -371,12 +382,30 @@ func skipValidString[T ~string | ~[]byte](b T, i int) int {
 	return -1
 }
 
+// plain8 reports whether none of the eight bytes at i is '"', '\\' or
+// below 0x20, by the classic SWAR tests for a zero byte and a byte less
+// than n (Hacker's Delight, ch. 6).
+func plain8(b string, i int) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(b[i:]), 8))
+	q := x ^ (ones * '"')
+	s := x ^ (ones * '\\')
+	hit := (q - ones) &^ q
+	hit |= (s - ones) &^ s
+	hit |= (x - ones*0x20) &^ x
+	return hit&highs == 0
+}
+
+// view is b as a string without a copy, for the read-only scans here:
+// nothing keeps it past the call, and callers do not change b meanwhile.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // skipNumber returns the index after the number at i, or -1.
-func skipNumber[T ~string | ~[]byte](b T, i int) int {
+func skipNumber(b string, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -409,7 +438,7 @@ func skipNumber[T ~string | ~[]byte](b T, i int) int {
 	return i
 }
 
-func digits[T ~string | ~[]byte](b T, i int) int {
+func digits(b string, i int) int {
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
 	}

@@ -253,3 +253,16 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckToolOutputs is the guard on a body of long tool outputs
+// (file reads, logs), where strings dominate.
+func BenchmarkCheckToolOutputs(b *testing.B) {
+	line := `{"role":"tool","tool_call_id":"call_1","content":"` + strings.Repeat(`src/pkg/server/handler.go:120:\tif err := h.store.Put(ctx, key, value); err != nil {\n`, 400) + `"}`
+	body := []byte(`{"model":"gpt-4o","messages":[` + strings.Repeat(line+",", 30) + line + `]}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if err := Check(body, Options{DuplicateKeys: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

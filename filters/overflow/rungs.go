@@ -249,15 +249,15 @@ func (r *TruncateRung) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Ch
 		var ch pipeline.Change
 		var paths []string
 		for _, t := range tr.Texts {
-			ch.BytesBefore += len(t.Text)
-			ch.LinesBefore += clamp.CountLines(t.Text)
-			out, path, id := r.text(t.Text)
+			ch.BytesBefore += len(t.Text())
+			ch.LinesBefore += clamp.CountLines(t.Text())
+			out, path, id := r.text(t.Text())
 			if path == "" {
-				out = t.Text
+				out = t.Text()
 			} else {
 				edits = append(edits, wire.SetString(t.Span, out))
 				paths = append(paths, path)
-				r.keep(id, t.Text)
+				r.keep(id, t.Text())
 			}
 			ch.BytesAfter += len(out)
 			ch.LinesAfter += clamp.CountLines(out)

@@ -53,7 +53,7 @@ func FuzzRungs(f *testing.F) {
 			isText := map[wire.Span]bool{}
 			for _, r := range c.Results {
 				for _, tb := range r.Texts {
-					orig[tb.Span], isText[tb.Span] = tb.Text, true
+					orig[tb.Span], isText[tb.Span] = tb.Text(), true
 				}
 				for _, j := range r.JSON {
 					orig[j.Span] = j.Raw

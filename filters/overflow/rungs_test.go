@@ -67,7 +67,7 @@ func values(t *testing.T, path string, body []byte) []string {
 	var v []string
 	for _, r := range c.Results {
 		for _, tb := range r.Texts {
-			v = append(v, tb.Text)
+			v = append(v, tb.Text())
 		}
 		for _, j := range r.JSON {
 			v = append(v, j.Raw)

@@ -46,7 +46,7 @@ func FuzzRun(f *testing.F) {
 		for _, r := range c.Results {
 			var texts []string
 			for _, tb := range r.Texts {
-				texts = append(texts, tb.Text)
+				texts = append(texts, tb.Text())
 			}
 			if _, rr := clamp.Apply(texts, lim); rr.Changed {
 				t.Fatalf("result %d still over the limits after the pipeline", r.Ordinal)

@@ -151,9 +151,9 @@ func assertWithinLimits(t *testing.T, ep wire.Endpoint, body []byte, lim clamp.L
 		var texts []string
 		total := 0
 		for _, tb := range r.Texts {
-			texts = append(texts, tb.Text)
-			total += len(tb.Text)
-			if !utf8.ValidString(tb.Text) {
+			texts = append(texts, tb.Text())
+			total += len(tb.Text())
+			if !utf8.ValidString(tb.Text()) {
 				t.Fatal("invalid UTF-8")
 			}
 		}

@@ -6,6 +6,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -76,40 +77,136 @@ func (p *Pipeline) Run(d wire.Dialect, body []byte) ([]byte, Report, error) {
 
 // RunEndpoint is Run with what the request path says (model, streaming).
 func (p *Pipeline) RunEndpoint(ep wire.Endpoint, body []byte) (out []byte, rep Report, err error) {
-	d := ep.Dialect
-	rep = Report{Dialect: d, BytesIn: len(body), BytesOut: len(body)}
+	rep = Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}
+	conv, err := wire.ParseEndpoint(ep, body)
+	if err != nil {
+		return body, rep, err
+	}
+	return p.RunConversation(conv)
+}
+
+// RunConversation runs the filters over a conversation already parsed from
+// its body (conv.Body), which it must not have changed since. The body is
+// parsed once: each filter's edits are folded into the conversation (a
+// result's new text is what the next filter reads), and all of them are
+// spliced into one new body at the end. Only when a filter's edit overlaps
+// an earlier one without replacing it exactly (flattening whole messages
+// after their results were edited) is the body spliced and parsed again
+// before the next filter.
+func (p *Pipeline) RunConversation(conv *wire.Conversation) (out []byte, rep Report, err error) {
+	body := conv.Body
+	rep = Report{Dialect: conv.Dialect, BytesIn: len(body), BytesOut: len(body), Results: len(conv.Results), Model: conv.Model}
 	defer func() {
 		if v := recover(); v != nil {
 			out, rep.Changes, rep.BytesOut = body, nil, len(body)
 			err = fmt.Errorf("%w: %v", ErrInternal, v)
 		}
 	}()
-	conv, err := wire.ParseEndpoint(ep, body)
-	if err != nil {
-		return body, rep, err
-	}
-	rep.Results = len(conv.Results)
-	rep.Model = conv.Model
-	out = body
+	ep := wire.Endpoint{Dialect: conv.Dialect, Model: conv.Model, Stream: conv.Stream}
+	base := body // what pending's spans point into
+	pending := newPendingEdits()
 	for i, f := range p.filters {
 		edits, changes := f.Rewrite(conv)
 		if len(edits) == 0 {
 			continue
 		}
-		next, err := wire.Apply(out, edits)
+		rep.Changes = append(rep.Changes, changes...)
+		folded, held := pending.fold(conv, edits)
+		if held {
+			continue
+		}
+		// Edits the model cannot hold (whole messages rewritten): splice
+		// what we have, and parse the result for the filters after this
+		// one.
+		all := pending.list()
+		if !folded {
+			all = append(all, edits...)
+		}
+		next, err := wire.Apply(base, all)
 		if err != nil {
 			rep.Changes = nil
 			return body, rep, fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		out = next
-		rep.Changes = append(rep.Changes, changes...)
+		base, pending = next, newPendingEdits()
 		if i < len(p.filters)-1 {
-			if conv, err = wire.ParseEndpoint(ep, out); err != nil {
+			if conv, err = wire.ParseEndpoint(ep, base); err != nil {
 				rep.Changes = nil
 				return body, rep, fmt.Errorf("%s: reparse: %w", f.Name(), err)
 			}
 		}
 	}
+	out, err = wire.Apply(base, pending.list())
+	if err != nil {
+		rep.Changes = nil
+		return body, rep, err
+	}
 	rep.BytesOut = len(out)
 	return out, rep, nil
+}
+
+// pendingEdits are the edits of the filters run so far, not yet spliced,
+// by where they start.
+type pendingEdits struct {
+	byStart map[int]wire.Edit
+}
+
+func newPendingEdits() *pendingEdits { return &pendingEdits{byStart: map[int]wire.Edit{}} }
+
+// fold adds a filter's edits and updates the conversation so the next
+// filter reads the new values: a result's text or JSON block takes the
+// edit's value, and an edit of exactly the span an earlier edit replaced
+// supersedes it. folded is false, and nothing changed, when an edit
+// overlaps a pending one any other way. held is false when an edit was
+// folded but the model cannot show it to the next filter: it replaced
+// something other than a result's block or one string value (flattened
+// messages).
+func (p *pendingEdits) fold(conv *wire.Conversation, edits []wire.Edit) (folded, held bool) {
+	if len(p.byStart) > 0 {
+		starts := make([]int, 0, len(p.byStart))
+		for s := range p.byStart {
+			starts = append(starts, s)
+		}
+		slices.Sort(starts)
+		for _, e := range edits {
+			k, _ := slices.BinarySearch(starts, e.Span.End)
+			// Any pending edit starting before e ends, and ending after e
+			// starts, overlaps it; only the identical span may.
+			for j := k - 1; j >= 0; j-- {
+				old := p.byStart[starts[j]]
+				if old.Span.End <= e.Span.Start {
+					break
+				}
+				if old.Span != e.Span {
+					return false, false
+				}
+			}
+		}
+	}
+	seen := make(map[int]bool, len(edits))
+	for _, e := range edits {
+		if seen[e.Span.Start] {
+			return false, false // two edits of one start: let Apply refuse them
+		}
+		seen[e.Span.Start] = true
+	}
+	blocks := conv.BlocksByStart()
+	held = true
+	for _, e := range edits {
+		p.byStart[e.Span.Start] = e
+		if at, ok := blocks[e.Span.Start]; ok && !conv.InsideBlock(e.Span) {
+			conv.Absorb(at, e)
+		} else if !e.HasText || conv.InsideBlock(e.Span) {
+			held = false
+		}
+	}
+	return true, held
+}
+
+// list returns the pending edits.
+func (p *pendingEdits) list() []wire.Edit {
+	out := make([]wire.Edit, 0, len(p.byStart))
+	for _, e := range p.byStart {
+		out = append(out, e)
+	}
+	return out
 }

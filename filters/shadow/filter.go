@@ -139,7 +139,7 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 		// exactly the block it needs, and a block's bytes depend only on
 		// that block.
 		for _, t := range r.Texts {
-			if e, ch, ok := f.one(r, t.Span, t.Text); ok {
+			if e, ch, ok := f.one(r, t.Span, t.Text()); ok {
 				edits = append(edits, e)
 				changes = append(changes, ch)
 			}
@@ -392,7 +392,7 @@ func (f *CompressFilter) prefetch(c *wire.Conversation) {
 	for i := range c.Results {
 		r := &c.Results[i]
 		for _, t := range r.Texts {
-			add(r, t.Text)
+			add(r, t.Text())
 		}
 		for _, j := range r.JSON {
 			v := gjson.Parse(j.Raw)

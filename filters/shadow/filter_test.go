@@ -56,7 +56,7 @@ func TestCompressFilterReferencesAndStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.Results[0].Texts[0].Text
+	got := c.Results[0].Texts[0].Text()
 	id, n, rest, ok := ParseReference(got)
 	if !ok || n != len(orig) || id != ID("t1", []byte(orig)) {
 		t.Fatalf("no reference for the original: %q", got[:min(200, len(got))])
@@ -64,7 +64,7 @@ func TestCompressFilterReferencesAndStores(t *testing.T) {
 	if !strings.Contains(rest, "test_login FAILED") || len(got) >= len(orig) {
 		t.Fatal("compressed text lost the failure or is not smaller")
 	}
-	if c.Results[1].Texts[0].Text != "small result" {
+	if c.Results[1].Texts[0].Text() != "small result" {
 		t.Fatal("small result changed")
 	}
 	v, err := store.Get(context.Background(), "t1", Original, id)
@@ -167,7 +167,7 @@ func TestCompressFilterFitsUnderTheClampWithTheReferenceOnTop(t *testing.T) {
 	orig := strings.Repeat("word ", 30_000)
 	out := run(t, f, wire.OpenAIChat, wiretest.Request(wire.OpenAIChat, orig))
 	c, _ := wire.Parse(wire.OpenAIChat, out)
-	got := c.Results[0].Texts[0].Text
+	got := c.Results[0].Texts[0].Text()
 	if _, _, _, ok := ParseReference(got); !ok {
 		t.Fatal("reference lost")
 	}

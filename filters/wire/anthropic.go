@@ -11,10 +11,10 @@ import (
 // blocks; only text blocks are text, images and documents are kept as they
 // are. tool_use blocks in assistant turns supply the tool names. thinking
 // blocks, signatures and cache_control are never looked at, so never edited.
-func parseAnthropic(root gjson.Result, c *Conversation) {
+func parseAnthropic(root node, c *Conversation) {
 	c.ToolsPath = pathIf(root, "tools")
 	c.SystemPath = pathIf(root, "system")
-	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg gjson.Result) {
+	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg node) {
 		content := msg.Get("content")
 		m := &c.Msgs[mi]
 		if !content.IsArray() {
@@ -23,7 +23,7 @@ func parseAnthropic(root gjson.Result, c *Conversation) {
 		}
 		base := "messages." + strconv.Itoa(mi) + ".content."
 		bi := -1
-		content.ForEach(func(_, block gjson.Result) bool {
+		content.ForEach(func(_, block node) bool {
 			bi++
 			switch block.Get("type").String() {
 			case "thinking", "redacted_thinking":
@@ -58,7 +58,7 @@ func parseAnthropic(root gjson.Result, c *Conversation) {
 	})
 }
 
-func anthropicContent(path string, content gjson.Result, r *ToolResult) bool {
+func anthropicContent(path string, content node, r *ToolResult) bool {
 	switch {
 	case content.Type == gjson.String:
 		r.Form = FormString
@@ -67,7 +67,7 @@ func anthropicContent(path string, content gjson.Result, r *ToolResult) bool {
 	case content.IsArray():
 		r.Form = FormBlocks
 		k := -1
-		content.ForEach(func(_, block gjson.Result) bool {
+		content.ForEach(func(_, block node) bool {
 			k++
 			if t := block.Get("text"); block.Get("type").String() == "text" && t.Type == gjson.String {
 				r.Texts = append(r.Texts, textBlock(path+".content."+strconv.Itoa(k)+".text", t))

@@ -11,12 +11,12 @@ import (
 // {document} or {video} blocks and must never become empty (Bedrock rejects
 // an empty content, above all with status "error"). toolUseId pairs the
 // result with the toolUse block of the previous assistant message.
-func parseBedrock(root gjson.Result, c *Conversation) {
+func parseBedrock(root node, c *Conversation) {
 	c.ToolsPath = pathIf(root, "toolConfig.tools")
 	c.SystemPath = pathIf(root, "system")
-	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg gjson.Result) {
+	c.eachMessage(root.Get("messages"), "assistant", func(mi int, role string, msg node) {
 		bi := -1
-		msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+		msg.Get("content").ForEach(func(_, block node) bool {
 			bi++
 			base := "messages." + strconv.Itoa(mi) + ".content." + strconv.Itoa(bi)
 			if tu := block.Get("toolUse"); tu.Exists() && role == "assistant" {
@@ -39,7 +39,7 @@ func parseBedrock(root gjson.Result, c *Conversation) {
 				Form:    FormBlocks,
 			}
 			k := -1
-			tr.Get("content").ForEach(func(_, cb gjson.Result) bool {
+			tr.Get("content").ForEach(func(_, cb node) bool {
 				k++
 				cp := path + ".content." + strconv.Itoa(k)
 				switch t, j := cb.Get("text"), cb.Get("json"); {

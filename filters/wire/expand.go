@@ -271,7 +271,7 @@ func insertBeforeClose(body []byte, v gjson.Result, raw string) ([]byte, error) 
 // locate returns v's span in body, refusing to guess: gjson leaves Index 0
 // for values it computed rather than found, so the bytes must match.
 func locate(body []byte, v gjson.Result) (Span, error) {
-	s := span(v)
+	s := gjsonSpan(v)
 	if v.Raw == "" || s.Start < 0 || s.End > len(body) || string(body[s.Start:s.End]) != v.Raw {
 		return Span{}, fmt.Errorf("%w: cannot locate value in body", ErrBadEdit)
 	}

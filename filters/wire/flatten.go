@@ -452,7 +452,7 @@ func CompactJSON(v gjson.Result) string {
 // "function" role (older clients send results under it) becomes "user".
 func (f *flattener) gemini(m gjson.Result) []byte {
 	conv := func(p gjson.Result) []string {
-		if key := pathIf(p, "functionCall", "function_call"); key != "" {
+		if key := gjsonPathIf(p, "functionCall", "function_call"); key != "" {
 			fc := p.Get(key)
 			id := fc.Get("id").String()
 			if id == "" {
@@ -460,7 +460,7 @@ func (f *flattener) gemini(m gjson.Result) []byte {
 			}
 			return []string{`{"text":` + string(QuoteString(CallNote(id, fc.Get("name").String(), fc.Get("args").Raw))) + `}`}
 		}
-		key := pathIf(p, "functionResponse", "function_response")
+		key := gjsonPathIf(p, "functionResponse", "function_response")
 		if key == "" {
 			return nil
 		}

@@ -57,8 +57,8 @@ func checkParse(t *testing.T, d wire.Dialect, body []byte) {
 	for _, r := range c.Results {
 		for _, tb := range r.Texts {
 			lit := gjson.ParseBytes(body[tb.Span.Start:tb.Span.End])
-			if lit.Type != gjson.String || lit.String() != tb.Text {
-				t.Fatalf("span %v of %s is %q, want %q", tb.Span, tb.Path, body[tb.Span.Start:tb.Span.End], tb.Text)
+			if lit.Type != gjson.String || lit.String() != tb.Text() {
+				t.Fatalf("span %v of %s is %q, want %q", tb.Span, tb.Path, body[tb.Span.Start:tb.Span.End], tb.Text())
 			}
 			edits = append(edits, wire.SetString(tb.Span, "r"))
 		}

@@ -2,8 +2,6 @@ package wire
 
 import (
 	"strconv"
-
-	"github.com/tidwall/gjson"
 )
 
 // parseGemini finds functionResponse parts in a generateContent request
@@ -11,12 +9,12 @@ import (
 // field names, so both are read. response must stay a JSON object; name and
 // id pair it with the functionCall part of the preceding model turn (by id
 // when present, else by name). thoughtSignature parts are never touched.
-func parseGemini(root gjson.Result, c *Conversation) {
+func parseGemini(root node, c *Conversation) {
 	c.ToolsPath = pathIf(root, "tools")
 	c.SystemPath = pathIf(root, "systemInstruction", "system_instruction")
-	c.eachMessage(root.Get("contents"), "model", func(mi int, role string, msg gjson.Result) {
+	c.eachMessage(root.Get("contents"), "model", func(mi int, role string, msg node) {
 		pk := -1
-		msg.Get("parts").ForEach(func(_, part gjson.Result) bool {
+		msg.Get("parts").ForEach(func(_, part node) bool {
 			pk++
 			base := "contents." + strconv.Itoa(mi) + ".parts." + strconv.Itoa(pk)
 			if key := pathIf(part, "functionCall", "function_call"); key != "" && role == "model" {

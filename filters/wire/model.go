@@ -3,6 +3,8 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -38,12 +40,56 @@ type Span struct {
 	Start, End int
 }
 
-// TextBlock is one text value of a tool result: the decoded text and where
-// its JSON string literal sits in the body.
+// TextBlock is one text value of a tool result: where its JSON string
+// literal sits in the body, and its text, decoded only when a filter asks
+// for it (most results are only measured, and MaxLen bounds them without
+// decoding).
 type TextBlock struct {
 	Path string // gjson path, for reports and diagnostics
 	Span Span   // the JSON string literal, quotes included
-	Text string // decoded
+	// Raw is the literal, quotes included: a view into the body, or the
+	// literal an earlier filter of the same pipeline run wrote (SetText).
+	Raw     string
+	text    string
+	decoded bool
+}
+
+// NewTextBlock is a block holding text, as a filter or a test builds one.
+func NewTextBlock(path string, at Span, text string) TextBlock {
+	return TextBlock{Path: path, Span: at, Raw: string(QuoteString(text)), text: text, decoded: true}
+}
+
+// Text is the decoded text. Through a pointer (&r.Texts[i]) the decoding
+// is done once.
+func (t *TextBlock) Text() string {
+	if !t.decoded {
+		t.text, t.decoded = unquote(t.Raw), true
+	}
+	return t.text
+}
+
+// MaxLen bounds the decoded text's size in bytes without decoding it: an
+// escape never decodes to more bytes than it takes.
+func (t *TextBlock) MaxLen() int {
+	if t.decoded {
+		return len(t.text)
+	}
+	return max(len(t.Raw)-2, 0)
+}
+
+// MaxLines bounds the decoded text's line count: a line break takes at
+// least two bytes ("\n") in the literal.
+func (t *TextBlock) MaxLines() int {
+	if t.decoded {
+		return strings.Count(t.text, "\n") + 1
+	}
+	return t.MaxLen()/2 + 1
+}
+
+// SetText makes the block hold text written by an earlier filter of the
+// same run (pipeline edits are applied once, at the end).
+func (t *TextBlock) SetText(text string, raw []byte) {
+	t.text, t.decoded, t.Raw = text, true, string(raw)
 }
 
 // JSONBlock is a tool result value that is JSON rather than text: Bedrock
@@ -75,8 +121,8 @@ type ToolResult struct {
 // TextBytes is the UTF-8 size of all text blocks.
 func (r *ToolResult) TextBytes() int {
 	n := 0
-	for _, t := range r.Texts {
-		n += len(t.Text)
+	for i := range r.Texts {
+		n += len(r.Texts[i].Text())
 	}
 	return n
 }
@@ -126,6 +172,11 @@ type Conversation struct {
 	BodyBytes int
 	// Body is that request body, which every Span points into (read only).
 	Body []byte
+	// blocks indexes the text and JSON blocks by where they start
+	// (BlocksByStart), built on first use.
+	blocks map[int]BlockRef
+	// blockSpans are the same blocks' spans in body order.
+	blockSpans []Span
 	// assistantAt lists the message indexes that start an assistant turn.
 	assistantAt   []int
 	lastAssistant int
@@ -134,9 +185,9 @@ type Conversation struct {
 // eachMessage walks a conversation list in order, marking the assistant
 // turns (messages whose role is assistantRole) before fn sees them, and
 // records how many messages there are.
-func (c *Conversation) eachMessage(list gjson.Result, assistantRole string, fn func(mi int, role string, msg gjson.Result)) {
+func (c *Conversation) eachMessage(list node, assistantRole string, fn func(mi int, role string, msg node)) {
 	mi := -1
-	list.ForEach(func(_, msg gjson.Result) bool {
+	list.ForEach(func(_, msg node) bool {
 		mi++
 		role := msg.Get("role").String()
 		c.addMsg(msg, role)
@@ -151,7 +202,7 @@ func (c *Conversation) eachMessage(list gjson.Result, assistantRole string, fn f
 
 // addMsg records one message of the conversation list. Thinking bytes and
 // whether a user message is a prompt are filled in by the dialect.
-func (c *Conversation) addMsg(msg gjson.Result, role string) *Message {
+func (c *Conversation) addMsg(msg node, role string) *Message {
 	c.Msgs = append(c.Msgs, Message{Span: span(msg), Role: role})
 	return &c.Msgs[len(c.Msgs)-1]
 }
@@ -181,7 +232,7 @@ func Parse(d Dialect, body []byte) (*Conversation, error) {
 	case err != nil:
 		return nil, ErrNotJSON
 	}
-	root := gjson.ParseBytes(body)
+	root := rootNode(body)
 	if !root.IsObject() {
 		return nil, ErrNotJSON
 	}
@@ -257,6 +308,68 @@ func (c *Conversation) assistantTurn(mi int) {
 	c.lastAssistant = mi
 }
 
+// BlockRef names one text block (JSON < 0) or JSON block (Text < 0) of a
+// result.
+type BlockRef struct{ Result, Text, JSON int }
+
+// BlocksByStart indexes every result's blocks by the body offset where
+// they start.
+func (c *Conversation) BlocksByStart() map[int]BlockRef {
+	if c.blocks == nil {
+		c.blocks = make(map[int]BlockRef)
+		for i := range c.Results {
+			for k, t := range c.Results[i].Texts {
+				c.blocks[t.Span.Start] = BlockRef{Result: i, Text: k, JSON: -1}
+				c.blockSpans = append(c.blockSpans, t.Span)
+			}
+			for k, j := range c.Results[i].JSON {
+				c.blocks[j.Span.Start] = BlockRef{Result: i, Text: -1, JSON: k}
+				c.blockSpans = append(c.blockSpans, j.Span)
+			}
+		}
+		slices.SortFunc(c.blockSpans, func(a, b Span) int { return a.Start - b.Start })
+	}
+	return c.blocks
+}
+
+// InsideBlock reports whether s lies within a result's block without
+// being all of it (a value inside a JSON block).
+func (c *Conversation) InsideBlock(s Span) bool {
+	c.BlocksByStart()
+	k, _ := slices.BinarySearchFunc(c.blockSpans, s.Start, func(b Span, start int) int { return b.Start - start })
+	// The block starting at or just before s.Start is the only candidate:
+	// blocks do not overlap.
+	for _, j := range []int{k - 1, k} {
+		if j >= 0 && j < len(c.blockSpans) {
+			if b := c.blockSpans[j]; b.Start <= s.Start && s.End <= b.End && b != s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Absorb makes the block at ref hold what e writes over exactly its span,
+// so that a later filter of the same run reads the new value (the body
+// itself is spliced once, at the end). An edit of another span is ignored.
+func (c *Conversation) Absorb(ref BlockRef, e Edit) {
+	r := &c.Results[ref.Result]
+	switch {
+	case ref.Text >= 0 && r.Texts[ref.Text].Span == e.Span:
+		text := e.Text
+		if !e.HasText {
+			raw := string(e.Raw)
+			if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+				return
+			}
+			text = unquote(raw)
+		}
+		r.Texts[ref.Text].SetText(text, e.Raw)
+	case ref.JSON >= 0 && r.JSON[ref.JSON].Span == e.Span:
+		r.JSON[ref.JSON].Raw = string(e.Raw)
+	}
+}
+
 // CallByID returns the call with that id, or nil.
 func (c *Conversation) CallByID(id string) *ToolCall {
 	for i := len(c.Calls) - 1; i >= 0; i-- {
@@ -267,22 +380,39 @@ func (c *Conversation) CallByID(id string) *ToolCall {
 	return nil
 }
 
-// span returns where v's raw JSON sits in the body. gjson reports absolute
-// offsets for values reached by ForEach from the root.
-func span(v gjson.Result) Span {
+// span returns where v's raw JSON sits in the body (nodes carry absolute
+// offsets).
+func span(v node) Span {
 	return Span{Start: v.Index, End: v.Index + len(v.Raw)}
 }
 
-func textBlock(path string, v gjson.Result) TextBlock {
-	return TextBlock{Path: path, Span: span(v), Text: v.String()}
+// gjsonSpan is span for a gjson value, which reports absolute offsets for
+// values reached by ForEach from the root.
+func gjsonSpan(v gjson.Result) Span {
+	return Span{Start: v.Index, End: v.Index + len(v.Raw)}
 }
 
-func jsonBlock(path string, v gjson.Result) JSONBlock {
+// textBlock keeps the literal; its text is decoded when first asked for.
+func textBlock(path string, v node) TextBlock {
+	return TextBlock{Path: path, Span: span(v), Raw: v.Raw}
+}
+
+func jsonBlock(path string, v node) JSONBlock {
 	return JSONBlock{Path: path, Span: span(v), Raw: v.Raw}
 }
 
 // pathIf returns key when root has it.
-func pathIf(root gjson.Result, keys ...string) string {
+func pathIf(root node, keys ...string) string {
+	for _, k := range keys {
+		if root.Get(k).Exists() {
+			return k
+		}
+	}
+	return ""
+}
+
+// gjsonPathIf is pathIf for a gjson value.
+func gjsonPathIf(root gjson.Result, keys ...string) string {
 	for _, k := range keys {
 		if root.Get(k).Exists() {
 			return k

@@ -10,10 +10,10 @@ import (
 // (platform.openai.com/docs/api-reference/chat): messages with role "tool" (content a string or an
 // array of text parts) and the deprecated role "function" (content a string).
 // Assistant tool_calls / function_call supply the tool names.
-func parseOpenAIChat(root gjson.Result, c *Conversation) {
+func parseOpenAIChat(root node, c *Conversation) {
 	c.ToolsPath = pathIf(root, "tools", "functions")
 	mi := -1
-	root.Get("messages").ForEach(func(_, msg gjson.Result) bool {
+	root.Get("messages").ForEach(func(_, msg node) bool {
 		mi++
 		base := "messages." + strconv.Itoa(mi)
 		m := c.addMsg(msg, msg.Get("role").String())
@@ -26,7 +26,7 @@ func parseOpenAIChat(root gjson.Result, c *Conversation) {
 			}
 		case "assistant":
 			c.assistantTurn(mi)
-			msg.Get("tool_calls").ForEach(func(_, call gjson.Result) bool {
+			msg.Get("tool_calls").ForEach(func(_, call node) bool {
 				name, args := call.Get("function.name").String(), call.Get("function.arguments")
 				if name == "" {
 					name, args = call.Get("custom.name").String(), call.Get("custom.input")
@@ -60,7 +60,7 @@ func parseOpenAIChat(root gjson.Result, c *Conversation) {
 
 // openAIContent fills r from a tool message's content. It reports false when
 // there is nothing to look at (null or missing content).
-func openAIContent(base string, content gjson.Result, r *ToolResult) bool {
+func openAIContent(base string, content node, r *ToolResult) bool {
 	switch {
 	case content.Type == gjson.String:
 		r.Form = FormString
@@ -69,7 +69,7 @@ func openAIContent(base string, content gjson.Result, r *ToolResult) bool {
 	case content.IsArray():
 		r.Form = FormBlocks
 		k := -1
-		content.ForEach(func(_, part gjson.Result) bool {
+		content.ForEach(func(_, part node) bool {
 			k++
 			if t := part.Get("text"); part.Get("type").String() == "text" && t.Type == gjson.String {
 				r.Texts = append(r.Texts, textBlock(base+".content."+strconv.Itoa(k)+".text", t))

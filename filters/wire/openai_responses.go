@@ -13,11 +13,11 @@ import (
 // string or an array of input_text / input_image / input_file parts.
 // reasoning items (encrypted_content) and compaction items are opaque and
 // never looked into. A string input has no tool results.
-func parseOpenAIResponses(root gjson.Result, c *Conversation) {
+func parseOpenAIResponses(root node, c *Conversation) {
 	c.ToolsPath = pathIf(root, "tools")
 	c.SystemPath = pathIf(root, "instructions")
 	mi := -1
-	root.Get("input").ForEach(func(_, item gjson.Result) bool {
+	root.Get("input").ForEach(func(_, item node) bool {
 		mi++
 		base := "input." + strconv.Itoa(mi)
 		typ, role := item.Get("type").String(), item.Get("role").String()
@@ -79,7 +79,7 @@ func parseOpenAIResponses(root gjson.Result, c *Conversation) {
 	c.Messages = mi + 1
 }
 
-func responsesOutput(path string, out gjson.Result, r *ToolResult) bool {
+func responsesOutput(path string, out node, r *ToolResult) bool {
 	switch {
 	case out.Type == gjson.String:
 		r.Form = FormString
@@ -88,7 +88,7 @@ func responsesOutput(path string, out gjson.Result, r *ToolResult) bool {
 	case out.IsArray():
 		r.Form = FormBlocks
 		k := -1
-		out.ForEach(func(_, part gjson.Result) bool {
+		out.ForEach(func(_, part node) bool {
 			k++
 			t := part.Get("text")
 			switch part.Get("type").String() {

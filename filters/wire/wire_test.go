@@ -75,7 +75,7 @@ func TestParseFixtures(t *testing.T) {
 				return
 			}
 			r := c.Results[0]
-			if r.Form != tc.form || r.ToolName != tc.firstTool || len(r.Texts) != 1 || r.Texts[0].Text != tc.firstText {
+			if r.Form != tc.form || r.ToolName != tc.firstTool || len(r.Texts) != 1 || r.Texts[0].Text() != tc.firstText {
 				t.Fatalf("result = %+v", r)
 			}
 			// The span must point at exactly the JSON literal of that text.
@@ -149,7 +149,7 @@ func TestParseShapes(t *testing.T) {
 			for i, r := range c.Results {
 				var parts []string
 				for _, tb := range r.Texts {
-					parts = append(parts, tb.Text)
+					parts = append(parts, tb.Text())
 				}
 				if got := strings.Join(parts, "|"); got != tc.want[i] {
 					t.Errorf("result %d texts %q, want %q", i, got, tc.want[i])
@@ -194,16 +194,16 @@ func TestApplyKeepsOtherBytes(t *testing.T) {
 func TestApplyRefusesBadEdits(t *testing.T) {
 	body := []byte(`{"a":"xx","b":"yy"}`)
 	for name, edits := range map[string][]Edit{
-		"overlap":     {{Span{5, 9}, []byte(`"1"`)}, {Span{7, 10}, []byte(`"2"`)}},
-		"range":       {{Span{5, 99}, []byte(`"1"`)}},
-		"invalid out": {{Span{5, 9}, []byte(`"1`)}},
-		"inverted":    {{Span{9, 5}, []byte(`"1"`)}},
+		"overlap":     {{Span: Span{5, 9}, Raw: []byte(`"1"`)}, {Span: Span{7, 10}, Raw: []byte(`"2"`)}},
+		"range":       {{Span: Span{5, 99}, Raw: []byte(`"1"`)}},
+		"invalid out": {{Span: Span{5, 9}, Raw: []byte(`"1`)}},
+		"inverted":    {{Span: Span{9, 5}, Raw: []byte(`"1"`)}},
 	} {
 		if _, err := Apply(body, edits); err == nil {
 			t.Errorf("%s: Apply succeeded", name)
 		}
 	}
-	out, err := Apply(body, []Edit{{Span{14, 18}, []byte(`"z"`)}, {Span{5, 9}, []byte(`"w"`)}})
+	out, err := Apply(body, []Edit{{Span: Span{14, 18}, Raw: []byte(`"z"`)}, {Span: Span{5, 9}, Raw: []byte(`"w"`)}})
 	if err != nil || string(out) != `{"a":"w","b":"z"}` {
 		t.Fatalf("unsorted edits: %s, %v", out, err)
 	}

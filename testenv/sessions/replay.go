@@ -249,7 +249,7 @@ func recent(raw, out *wire.Conversation, keep int) int {
 		// Per-result compression may still shorten a large recent result;
 		// what the tiers promise is that they do not summarise it.
 		for _, t := range out.Results[j].Texts {
-			if strings.HasPrefix(t.Text, history.Prefix) {
+			if strings.HasPrefix(t.Text(), history.Prefix) {
 				bad++
 				break
 			}
@@ -275,7 +275,7 @@ func keyLines(raw, out *wire.Conversation, body []byte) int {
 				text = wiretest.AllText(body)
 			}
 			for k := range r.Texts {
-				lines, _ := compress.KeyLines(r.Texts[k].Text, compress.MaxKeyLines)
+				lines, _ := compress.KeyLines(r.Texts[k].Text(), compress.MaxKeyLines)
 				for _, l := range lines {
 					if !strings.Contains(text, "\n"+l) {
 						lost++
@@ -286,12 +286,12 @@ func keyLines(raw, out *wire.Conversation, body []byte) int {
 		}
 		o := out.Results[i-shift]
 		for k, t := range o.Texts {
-			if !strings.HasPrefix(t.Text, history.Prefix) || k >= len(r.Texts) {
+			if !strings.HasPrefix(t.Text(), history.Prefix) || k >= len(r.Texts) {
 				continue
 			}
-			lines, _ := compress.KeyLines(r.Texts[k].Text, compress.MaxKeyLines)
+			lines, _ := compress.KeyLines(r.Texts[k].Text(), compress.MaxKeyLines)
 			for _, l := range lines {
-				if !strings.Contains(t.Text, "\n"+l) {
+				if !strings.Contains(t.Text(), "\n"+l) {
 					lost++
 				}
 			}

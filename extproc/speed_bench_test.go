@@ -1,0 +1,127 @@
+package extproc
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/toolproc/toolproc/testenv/benchbody"
+)
+
+// speedProfiles are the two sides of issue 14's CPU goal: the defaults
+// against a profile that rewrites nothing (the cost of the exchange alone).
+var speedProfiles = []struct{ name, config string }{
+	{"disabled", "profiles: {default: {enabled: false}}"},
+	{"defaults", ""},
+}
+
+// speedSizes are the body sizes of the end-to-end table.
+var speedSizes = []struct {
+	name string
+	n    int
+}{{"2KB", 2 << 10}, {"300KB", 300 << 10}, {"1MB", 1 << 20}}
+
+func benchBuilder(b *testing.B) *benchbody.Builder {
+	bb, err := benchbody.Load(filepath.Join("..", "filters", "compress", "testdata"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bb
+}
+
+// BenchmarkRequest is one whole request exchange (request headers, the
+// body in one BUFFERED message, response headers) over a real gRPC stream,
+// on bodies of real tool outputs: "repeated" sends the same body every time
+// (the compression cache is warm), "new" a body no cache has seen. The
+// ratio defaults/disabled at the same size and case is the CPU goal
+// (≤ 3×); MB/s is per core, since the loop is sequential.
+func BenchmarkRequest(b *testing.B) {
+	bb := benchBuilder(b)
+	for _, p := range speedProfiles {
+		for _, sz := range speedSizes {
+			for _, fresh := range []bool{false, true} {
+				name := fmt.Sprintf("%s/%s/repeated", p.name, sz.name)
+				if fresh {
+					name = fmt.Sprintf("%s/%s/new", p.name, sz.name)
+				}
+				b.Run(name, func(b *testing.B) {
+					s := testServer(b, p.config)
+					client := startGRPC(b, s)
+					body := bb.Body(sz.n, "warm")
+					b.SetBytes(int64(len(body)))
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						if fresh {
+							b.StopTimer()
+							body = bb.Body(sz.n, strconv.Itoa(i))
+							i++
+							b.StartTimer()
+						}
+						exchangeOnce(b, client, body)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkRewrite is the request rewrite alone (no gRPC), per profile,
+// size and case, on a server's compiled profile and store.
+func BenchmarkRewrite(b *testing.B) {
+	bb := benchBuilder(b)
+	for _, sz := range speedSizes {
+		for _, fresh := range []bool{false, true} {
+			name := sz.name + "/repeated"
+			if fresh {
+				name = sz.name + "/new"
+			}
+			b.Run(name, func(b *testing.B) {
+				r, err := NewRewriter(DefaultConfig(), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				body := bb.Body(sz.n, "warm")
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if fresh {
+						b.StopTimer()
+						body = bb.Body(sz.n, strconv.Itoa(i))
+						i++
+						b.StartTimer()
+					}
+					if _, err := r.Rewrite("/v1/chat/completions", body); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func exchangeOnce(b *testing.B, client extprocv3.ExternalProcessorClient, body []byte) {
+	stream, err := client.Process(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []*extprocv3.ProcessingRequest{
+		reqHeaders("/v1/chat/completions", modeBuffered, modeNone),
+		reqBody(body, true),
+		{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: hdrs(":status", "200")}},
+	} {
+		if err := stream.Send(m); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = stream.CloseSend()
+}

@@ -1,0 +1,355 @@
+package wire
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// node is one JSON value of a request body that jsonsafe.Check already
+// accepted: its kind, its raw bytes (a view into the body, never a copy)
+// and where they start. Parse walks a body with nodes instead of gjson
+// because a walk must not cost more than one pass over the bytes: gjson
+// re-scans an object for every key asked of it and decodes every string it
+// reaches, so a 1 MB request was read six times and every tool result was
+// copied even when only its size mattered (issue 14). Here a string is
+// skipped with one memchr-speed search per quote and decoded only when
+// asked (TextBlock.Text).
+//
+// The method names follow gjson's on purpose: the dialect parsers read the
+// same either way. Every method assumes valid JSON; never build a node over
+// unchecked bytes.
+type node struct {
+	Type  gjson.Type
+	Raw   string
+	Index int
+}
+
+// view is b as a string without a copy. The body is never written while
+// a conversation over it lives (filters are byte-in, byte-out).
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// rootNode is the node of a whole (checked) body.
+func rootNode(body []byte) node {
+	s := view(body)
+	i := skipSpace(s, 0)
+	if i >= len(s) {
+		return node{}
+	}
+	return valueAt(s, i)
+}
+
+// valueAt reads the value starting at s[i] (no leading space).
+func valueAt(s string, i int) node {
+	end := skipValue(s, i)
+	n := node{Raw: s[i:end], Index: i}
+	switch s[i] {
+	case '"':
+		n.Type = gjson.String
+	case '{', '[':
+		n.Type = gjson.JSON
+	case 't':
+		n.Type = gjson.True
+	case 'f':
+		n.Type = gjson.False
+	case 'n':
+		n.Type = gjson.Null
+	default:
+		n.Type = gjson.Number
+	}
+	return n
+}
+
+// skipValue returns the index just after the value starting at s[i].
+func skipValue(s string, i int) int {
+	switch s[i] {
+	case '"':
+		return skipQuoted(s, i+1) + 1
+	case '{', '[':
+		return skipContainer(s, i)
+	case 't', 'n':
+		return i + 4
+	case 'f':
+		return i + 5
+	}
+	j := i + 1
+	for j < len(s) {
+		switch c := s[j]; {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+			j++
+			continue
+		}
+		break
+	}
+	return j
+}
+
+// skipQuoted returns the index of the quote closing the string whose body
+// starts at s[i]: the next quote not escaped by an odd run of backslashes.
+func skipQuoted(s string, i int) int {
+	for {
+		k := strings.IndexByte(s[i:], '"')
+		if k < 0 {
+			return len(s) - 1
+		}
+		q := i + k
+		bs := 0
+		for j := q - 1; j >= i && s[j] == '\\'; j-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
+}
+
+// skipContainer returns the index just after the object or array at s[i].
+func skipContainer(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			i = skipQuoted(s, i+1)
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// Exists reports whether the node was found.
+func (n node) Exists() bool { return n.Raw != "" }
+
+// IsObject and IsArray report the container kind.
+func (n node) IsObject() bool { return n.Type == gjson.JSON && n.Raw[0] == '{' }
+func (n node) IsArray() bool  { return n.Type == gjson.JSON && n.Raw[0] == '[' }
+
+// String is the value as text: a string decoded, anything else as gjson
+// would give it.
+func (n node) String() string {
+	switch n.Type {
+	case gjson.String:
+		return unquote(n.Raw)
+	case gjson.True:
+		return "true"
+	case gjson.False:
+		return "false"
+	case gjson.Null:
+		return ""
+	}
+	return n.Raw
+}
+
+// Bool follows gjson: true, a non-zero number, or a string that parses as
+// a boolean.
+func (n node) Bool() bool {
+	switch n.Type {
+	case gjson.True:
+		return true
+	case gjson.String:
+		b, _ := strconv.ParseBool(strings.ToLower(n.String()))
+		return b
+	case gjson.Number:
+		f, _ := strconv.ParseFloat(n.Raw, 64)
+		return f != 0
+	}
+	return false
+}
+
+// Int follows gjson for the values requests carry.
+func (n node) Int() int64 {
+	switch n.Type {
+	case gjson.True:
+		return 1
+	case gjson.String:
+		v, _ := strconv.ParseInt(n.String(), 10, 64)
+		return v
+	case gjson.Number:
+		if v, err := strconv.ParseInt(n.Raw, 10, 64); err == nil {
+			return v
+		}
+		f, _ := strconv.ParseFloat(n.Raw, 64)
+		return int64(f)
+	}
+	return 0
+}
+
+// ForEach calls fn for every member of an object (key, value) or element
+// of an array (zero key, value), in order, until fn returns false.
+func (n node) ForEach(fn func(key, value node) bool) {
+	if n.Type != gjson.JSON {
+		return
+	}
+	s, base := n.Raw, n.Index
+	object := s[0] == '{'
+	i := skipSpace(s, 1)
+	for i < len(s) && s[i] != '}' && s[i] != ']' {
+		var key node
+		if object {
+			end := skipQuoted(s, i+1) + 1
+			key = node{Type: gjson.String, Raw: s[i:end], Index: base + i}
+			i = skipSpace(s, end)
+			i = skipSpace(s, i+1) // the colon
+		}
+		v := valueAt(s, i)
+		i = skipSpace(s, i+len(v.Raw))
+		v.Index += base
+		if !fn(key, v) {
+			return
+		}
+		if i < len(s) && s[i] == ',' {
+			i = skipSpace(s, i+1)
+		}
+	}
+}
+
+// Get follows a dotted path of object keys and array indexes; "#" counts
+// an array's elements.
+func (n node) Get(path string) node {
+	for path != "" && n.Exists() {
+		key, rest, _ := strings.Cut(path, ".")
+		path = rest
+		switch {
+		case key == "#" && n.IsArray():
+			count := 0
+			n.ForEach(func(_, _ node) bool { count++; return true })
+			return node{Type: gjson.Number, Raw: strconv.Itoa(count)}
+		case n.IsObject():
+			n = n.member(key)
+		case n.IsArray():
+			want, err := strconv.Atoi(key)
+			if err != nil || want < 0 {
+				return node{}
+			}
+			found, k := node{}, 0
+			n.ForEach(func(_, v node) bool {
+				if k == want {
+					found = v
+					return false
+				}
+				k++
+				return true
+			})
+			n = found
+		default:
+			return node{}
+		}
+	}
+	return n
+}
+
+// member is the value of key in an object: compared on the raw key when it
+// has no escapes, decoded otherwise ("\u0063ontent" is "content").
+func (n node) member(key string) node {
+	var found node
+	n.ForEach(func(k, v node) bool {
+		raw := k.Raw[1 : len(k.Raw)-1]
+		if raw == key || strings.IndexByte(raw, '\\') >= 0 && unquote(k.Raw) == key {
+			found = v
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// unquote decodes a JSON string literal (quotes included). A literal
+// without escapes is returned as a view, without a copy. Invalid surrogate
+// escapes become U+FFFD, as encoding/json decodes them; bytes that are not
+// UTF-8 pass through as they are (QuoteString repairs them on the way out).
+func unquote(lit string) string {
+	s := lit[1 : len(lit)-1]
+	k := strings.IndexByte(s, '\\')
+	if k < 0 {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	for k >= 0 {
+		out = append(out, s[:k]...)
+		s = s[k:]
+		if len(s) < 2 {
+			break
+		}
+		switch c := s[1]; c {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'u':
+			r, used := unicodeEscape(s)
+			out = utf8.AppendRune(out, r)
+			s = s[used:]
+			k = strings.IndexByte(s, '\\')
+			continue
+		default: // '"', '\\', '/'
+			out = append(out, c)
+		}
+		s = s[2:]
+		k = strings.IndexByte(s, '\\')
+	}
+	out = append(out, s...)
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+// unicodeEscape decodes the \uXXXX escape (and its low surrogate, when it
+// is the high half of a pair) at the start of s; used is how many bytes it
+// took.
+func unicodeEscape(s string) (r rune, used int) {
+	if len(s) < 6 {
+		return utf8.RuneError, len(s)
+	}
+	r = rune(hex4(s[2:6]))
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if pair := utf16.DecodeRune(r, rune(hex4(s[8:12]))); pair != utf8.RuneError {
+			return pair, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+func hex4(h string) int {
+	n := 0
+	for i := range 4 {
+		c := h[i]
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | int(c-'A'+10)
+		}
+	}
+	return n
+}
