@@ -125,6 +125,19 @@ type requestRewrite struct {
 // come first in the cache order).
 func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.Store, env shadow.Env,
 	ep wire.Endpoint, ask wire.ClientAsk, body []byte) (requestRewrite, error) {
+	conv, err := wire.ParseEndpoint(ep, body)
+	if err != nil {
+		return requestRewrite{out: body, report: pipeline.Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}}, err
+	}
+	return rewriteParsed(ctx, p, store, env, ep, ask, conv)
+}
+
+// rewriteParsed is rewriteRequestBody on a body already parsed, so that
+// the exchange reads the request once (issue 14). The pipeline folds its
+// edits into conv: it is used up.
+func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, env shadow.Env,
+	ep wire.Endpoint, ask wire.ClientAsk, conv *wire.Conversation) (requestRewrite, error) {
+	body := conv.Body
 	var filters []pipeline.Filter
 	var cf *shadow.CompressFilter
 	var hf *history.Filter
@@ -132,7 +145,8 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	// A text-only upstream gets no references: the continuation of an
 	// expand_context call is built as structured history, which it would
 	// refuse. Compression is skipped with them; the clamp still applies.
-	canRef := !textOnly && store != nil && p.Expand.MaxLoops > 0 && wire.ExpandResolvable(ep, ask, body)
+	canRef := !textOnly && store != nil && p.Expand.MaxLoops > 0 && conv.ExpandResolvable(ep, ask)
+	offer := conv.DeclaresTools() || len(conv.Results) > 0
 	if p.Tiers.Enabled {
 		henv := history.Env{Ctx: ctx}
 		if canRef {
@@ -149,7 +163,7 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	if p.Clamp.Enabled {
 		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead))
 	}
-	out, rep, err := pipeline.New(filters...).RunEndpoint(ep, body)
+	out, rep, err := pipeline.New(filters...).RunConversation(conv)
 	rr := requestRewrite{out: out, report: rep, compress: cf, tiers: hf}
 	if err == nil && textOnly {
 		// Last, on what the filters made of it: the text the upstream
@@ -173,11 +187,10 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 	}
 	// A conversation with tool results but no tools list (some harnesses
 	// send history only) gets the tool from its first result on.
-	offer := wire.DeclaresTools(ep.Dialect, body) || rep.Results > 0
 	if refs == 0 && (!(p.Compress.Enabled || p.Tiers.Enabled) || !offer) {
 		return rr, nil
 	}
-	injected, changed, ierr := wire.InjectExpandTool(ep.Dialect, out)
+	injected, changed, ierr := wire.InjectExpandToolValid(ep.Dialect, out)
 	if ierr != nil || !changed {
 		if refs == 0 {
 			return rr, nil

@@ -377,7 +377,13 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.log = x.log.With("dialect", string(x.dialect))
 	}
 	d := string(x.dialect)
-	if ask, ok := wire.AskOf(x.endpoint, body); ok {
+	conv, perr := wire.ParseEndpoint(x.endpoint, body)
+	if perr == nil {
+		ask := conv.Ask(x.endpoint)
+		x.clientAsk = &ask
+	} else if ask, ok := wire.AskOf(x.endpoint, body); ok {
+		// Valid JSON the pipeline refuses (duplicate keys): the answer is
+		// still read as the client asked.
 		x.clientAsk = &ask
 	}
 	var store shadow.Store
@@ -402,7 +408,10 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		ctx, cancel = context.WithTimeout(ctx, budget)
 		defer cancel()
 	}
-	rr, err := rewriteRequestBody(ctx, x.profile, store, x.refEnv(), x.endpoint, ask, body)
+	rr, err := requestRewrite{out: body, report: pipeline.Report{Dialect: x.dialect, BytesIn: len(body), BytesOut: len(body)}}, perr
+	if perr == nil {
+		rr, err = rewriteParsed(ctx, x.profile, store, x.refEnv(), x.endpoint, ask, conv)
+	}
 	out, rep := rr.out, rr.report
 	m.BodyBytes.WithLabelValues("request", "in").Add(float64(len(body)))
 	if err != nil {

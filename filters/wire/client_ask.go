@@ -18,8 +18,15 @@ func AskOf(ep Endpoint, body []byte) (ClientAsk, bool) {
 	if !jsonsafe.Valid(body) {
 		return ClientAsk{}, false
 	}
+	return askOf(ep, topGetter(rootNode(body))), true
+}
+
+// Ask is AskOf for the parsed request.
+func (c *Conversation) Ask(ep Endpoint) ClientAsk { return askOf(ep, c.top()) }
+
+func askOf(ep Endpoint, get func(string) gjson.Result) ClientAsk {
 	return ClientAsk{
-		Stream:       gjson.GetBytes(body, "stream").Bool() || ep.Stream,
-		IncludeUsage: gjson.GetBytes(body, "stream_options.include_usage").Bool(),
-	}, true
+		Stream:       get("stream").Bool() || ep.Stream,
+		IncludeUsage: get("stream_options.include_usage").Bool(),
+	}
 }

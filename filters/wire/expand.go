@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -103,41 +104,52 @@ func ExpandToolJSON(d Dialect) string {
 // New keys ("tools", "toolConfig") are added as the last member of their
 // object.
 func InjectExpandTool(d Dialect, body []byte) (out []byte, changed bool, err error) {
-	if !d.Valid() {
-		return body, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
-	}
 	if !jsonsafe.Valid(body) {
 		return body, false, ErrNotJSON
 	}
-	root := gjson.ParseBytes(body)
-	if !root.IsObject() {
+	return InjectExpandToolValid(d, body)
+}
+
+// InjectExpandToolValid is InjectExpandTool for a body known to be valid
+// JSON (one the request pipeline parsed, or spliced from one): the body is
+// not checked again, its top level is read once, and the tool is spliced in
+// with one copy. The inserted text is a constant of this file, so the
+// output is valid whenever the body was.
+func InjectExpandToolValid(d Dialect, body []byte) (out []byte, changed bool, err error) {
+	if !d.Valid() {
+		return body, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
+	}
+	top := rootNode(body)
+	if !top.IsObject() {
 		return body, false, ErrNotJSON
 	}
-	root.Index = rootIndex(body)
-	if hasExpandTool(d, root) {
+	root := gjson.Result{Type: gjson.JSON, Raw: top.Raw, Index: top.Index}
+	get := topGetter(top)
+	if hasExpandTool(d, get) {
 		return body, false, nil
 	}
+	var e Edit
 	switch d {
 	case OpenAIChat:
-		tools, fns := root.Get("tools"), root.Get("functions")
+		tools, fns := get("tools"), get("functions")
 		if !tools.Exists() && fns.IsArray() {
-			out, err = addToList(body, root, "functions", expandFunctionLegacy)
+			e, err = addToList(body, root, get, "functions", expandFunctionLegacy)
 		} else {
-			out, err = addToList(body, root, "tools", expandToolOpenAIChat)
+			e, err = addToList(body, root, get, "tools", expandToolOpenAIChat)
 		}
 	case OpenAIResponses:
-		out, err = addToList(body, root, "tools", expandToolOpenAIResponses)
+		e, err = addToList(body, root, get, "tools", expandToolOpenAIResponses)
 	case Anthropic:
-		out, err = addToList(body, root, "tools", expandToolAnthropic)
+		e, err = addToList(body, root, get, "tools", expandToolAnthropic)
 	case Gemini:
-		out, err = injectGemini(body, root)
+		e, err = injectGemini(body, root, get)
 	case Bedrock:
-		tc := root.Get("toolConfig")
+		tc := get("toolConfig")
 		switch {
 		case !tc.Exists() || tc.Type == gjson.Null:
-			out, err = setMember(body, root, "toolConfig", `{"tools":[`+expandToolBedrock+`]}`)
+			e, err = setMember(body, root, get, "toolConfig", `{"tools":[`+expandToolBedrock+`]}`)
 		case tc.IsObject():
-			out, err = addToList(body, tc, "tools", expandToolBedrock)
+			e, err = addToList(body, tc, tc.Get, "tools", expandToolBedrock)
 		default:
 			err = ErrToolsShape
 		}
@@ -145,20 +157,58 @@ func InjectExpandTool(d Dialect, body []byte) (out []byte, changed bool, err err
 	if err != nil {
 		return body, false, fmt.Errorf("inject %s: %w", ExpandToolName, err)
 	}
-	if !jsonsafe.Valid(out) {
-		return body, false, fmt.Errorf("inject %s: %w: result is not valid JSON", ExpandToolName, ErrBadEdit)
+	return splice(body, e), true, nil
+}
+
+// topGetter reads an object's members once and answers gjson paths from
+// them: the first key from the index, the rest from that member's value.
+// gjson would scan the whole top level (messages and all) for every path.
+func topGetter(obj node) func(path string) gjson.Result {
+	if !obj.IsObject() {
+		return func(string) gjson.Result { return gjson.Result{} }
 	}
-	return out, true, nil
+	if obj.members == nil {
+		obj = indexed(obj)
+	}
+	return func(path string) gjson.Result {
+		first, rest, _ := strings.Cut(path, ".")
+		v := toResult(obj.members[first])
+		if rest == "" || !v.Exists() {
+			return v
+		}
+		return v.Get(rest)
+	}
+}
+
+// toResult is a node as gjson would have returned it.
+func toResult(v node) gjson.Result {
+	r := gjson.Result{Type: v.Type, Raw: v.Raw, Index: v.Index}
+	switch v.Type {
+	case gjson.String:
+		r.Str = v.String()
+	case gjson.Number:
+		r.Num, _ = strconv.ParseFloat(v.Raw, 64)
+	}
+	return r
+}
+
+// splice applies one edit without checking the result; callers vouch for
+// it.
+func splice(body []byte, e Edit) []byte {
+	out := make([]byte, 0, len(body)+len(e.Raw)-(e.Span.End-e.Span.Start))
+	out = append(out, body[:e.Span.Start]...)
+	out = append(out, e.Raw...)
+	return append(out, body[e.Span.End:]...)
 }
 
 // injectGemini adds the declaration to the last tools entry that already
 // declares functions: Gemini models have limits on how many tool entries
 // (and which mixes of built-in and function tools) one request may carry,
 // so joining an existing declaration list is the least surprising place.
-func injectGemini(body []byte, root gjson.Result) ([]byte, error) {
-	tools := root.Get("tools")
+func injectGemini(body []byte, root gjson.Result, get func(string) gjson.Result) (Edit, error) {
+	tools := get("tools")
 	if !tools.IsArray() {
-		return addToList(body, root, "tools", `{"functionDeclarations":[`+expandDeclGemini+`]}`)
+		return addToList(body, root, get, "tools", `{"functionDeclarations":[`+expandDeclGemini+`]}`)
 	}
 	var decls gjson.Result
 	tools.ForEach(func(_, entry gjson.Result) bool {
@@ -171,14 +221,14 @@ func injectGemini(body []byte, root gjson.Result) ([]byte, error) {
 		return true
 	})
 	if decls.Exists() {
-		return appendElem(body, decls, expandDeclGemini)
+		return insertAt(body, decls, expandDeclGemini)
 	}
-	return appendElem(body, tools, `{"functionDeclarations":[`+expandDeclGemini+`]}`)
+	return insertAt(body, tools, `{"functionDeclarations":[`+expandDeclGemini+`]}`)
 }
 
 // hasExpandTool reports whether the request already offers a tool named
 // expand_context, in any of the places a tool name can sit for d.
-func hasExpandTool(d Dialect, root gjson.Result) bool {
+func hasExpandTool(d Dialect, get func(string) gjson.Result) bool {
 	found := false
 	check := func(list gjson.Result, paths ...string) {
 		list.ForEach(func(_, t gjson.Result) bool {
@@ -193,49 +243,50 @@ func hasExpandTool(d Dialect, root gjson.Result) bool {
 	}
 	switch d {
 	case OpenAIChat:
-		check(root.Get("tools"), "function.name", "custom.name", "name")
-		check(root.Get("functions"), "name")
+		check(get("tools"), "function.name", "custom.name", "name")
+		check(get("functions"), "name")
 	case OpenAIResponses, Anthropic:
-		check(root.Get("tools"), "name")
+		check(get("tools"), "name")
 	case Gemini:
-		root.Get("tools").ForEach(func(_, entry gjson.Result) bool {
+		get("tools").ForEach(func(_, entry gjson.Result) bool {
 			check(entry.Get("functionDeclarations"), "name")
 			check(entry.Get("function_declarations"), "name")
 			return !found
 		})
 	case Bedrock:
-		check(root.Get("toolConfig.tools"), "toolSpec.name")
+		check(get("toolConfig.tools"), "toolSpec.name")
 	}
 	return found
 }
 
-// addToList appends elem to the array obj[key], creating the array as the
-// last member of obj when the key is missing or null.
-func addToList(body []byte, obj gjson.Result, key, elem string) ([]byte, error) {
-	list := obj.Get(key)
+// addToList is the edit that appends elem to the array obj[key] (get reads
+// obj's members), creating the array as the last member of obj when the
+// key is missing or null.
+func addToList(body []byte, obj gjson.Result, get func(string) gjson.Result, key, elem string) (Edit, error) {
+	list := get(key)
 	switch {
 	case !list.Exists() || list.Type == gjson.Null:
-		return setMember(body, obj, key, "["+elem+"]")
+		return setMember(body, obj, get, key, "["+elem+"]")
 	case list.IsArray():
-		return appendElem(body, list, elem)
+		return insertAt(body, list, elem)
 	}
-	return nil, fmt.Errorf("%w: %s is %s", ErrToolsShape, key, list.Type)
+	return Edit{}, fmt.Errorf("%w: %s is %s", ErrToolsShape, key, list.Type)
 }
 
-// setMember sets obj[key] = raw: a null value is replaced in place, a
-// missing key is added after the last member.
-func setMember(body []byte, obj gjson.Result, key, raw string) ([]byte, error) {
-	if v := obj.Get(key); v.Exists() {
+// setMember is the edit that sets obj[key] = raw: a null value is replaced
+// in place, a missing key is added after the last member.
+func setMember(body []byte, obj gjson.Result, get func(string) gjson.Result, key, raw string) (Edit, error) {
+	if v := get(key); v.Exists() {
 		if v.Type != gjson.Null {
-			return nil, fmt.Errorf("%w: %s is %s", ErrToolsShape, key, v.Type)
+			return Edit{}, fmt.Errorf("%w: %s is %s", ErrToolsShape, key, v.Type)
 		}
 		s, err := locate(body, v)
 		if err != nil {
-			return nil, err
+			return Edit{}, err
 		}
-		return Apply(body, []Edit{{Span: s, Raw: []byte(raw)}})
+		return Edit{Span: s, Raw: []byte(raw)}, nil
 	}
-	return insertBeforeClose(body, obj, string(QuoteString(key))+":"+raw)
+	return insertAt(body, obj, string(QuoteString(key))+":"+raw)
 }
 
 // appendElem inserts elem as the last element of the array arr.
@@ -247,9 +298,18 @@ func appendElem(body []byte, arr gjson.Result, elem string) ([]byte, error) {
 // object or array v, with a comma when v is not empty. Nothing before the
 // bracket moves.
 func insertBeforeClose(body []byte, v gjson.Result, raw string) ([]byte, error) {
-	s, err := locate(body, v)
+	e, err := insertAt(body, v, raw)
 	if err != nil {
 		return nil, err
+	}
+	return Apply(body, []Edit{e})
+}
+
+// insertAt is insertBeforeClose's edit.
+func insertAt(body []byte, v gjson.Result, raw string) (Edit, error) {
+	s, err := locate(body, v)
+	if err != nil {
+		return Edit{}, err
 	}
 	// A root value's Raw runs to the end of the body, trailing space
 	// included; the bracket is the last non-space byte.
@@ -257,15 +317,16 @@ func insertBeforeClose(body []byte, v gjson.Result, raw string) ([]byte, error) 
 	for end > s.Start && isSpace(body[end]) {
 		end--
 	}
-	empty := true
-	v.ForEach(func(_, _ gjson.Result) bool {
-		empty = false
-		return false
-	})
-	if !empty {
+	// Empty when the first byte after the opening bracket that is not
+	// space is the closing one (the value is valid JSON).
+	first := s.Start + 1
+	for first < end && isSpace(body[first]) {
+		first++
+	}
+	if first < end {
 		raw = "," + raw
 	}
-	return Apply(body, []Edit{{Span: Span{Start: end, End: end}, Raw: []byte(raw)}})
+	return Edit{Span: Span{Start: end, End: end}, Raw: []byte(raw)}, nil
 }
 
 // locate returns v's span in body, refusing to guess: gjson leaves Index 0

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // ExpandResolvable reports whether toolproc can answer expand_context calls
@@ -35,19 +37,36 @@ func ExpandResolvable(ep Endpoint, ask ClientAsk, body []byte) bool {
 //     the compressed text would be kept by the provider for later turns
 //     that carry no reference to expand ("previous_response"; finding 12).
 func ExpandBlocked(ep Endpoint, ask ClientAsk, body []byte) string {
+	if !jsonsafe.Valid(body) {
+		return "not_json"
+	}
+	return expandBlocked(ep, ask, topGetter(rootNode(body)))
+}
+
+// ExpandBlocked is the package function for the parsed request.
+func (c *Conversation) ExpandBlocked(ep Endpoint, ask ClientAsk) string {
+	return expandBlocked(ep, ask, c.top())
+}
+
+// ExpandResolvable is the package function for the parsed request.
+func (c *Conversation) ExpandResolvable(ep Endpoint, ask ClientAsk) bool {
+	return c.ExpandBlocked(ep, ask) == ""
+}
+
+func expandBlocked(ep Endpoint, ask ClientAsk, get func(string) gjson.Result) string {
 	switch ep.Dialect {
 	case OpenAIChat:
-		if gjson.GetBytes(body, "n").Int() > 1 {
+		if get("n").Int() > 1 {
 			return "several_choices"
 		}
-		return openAIToolChoice(gjson.GetBytes(body, "tool_choice"))
+		return openAIToolChoice(get("tool_choice"))
 	case OpenAIResponses:
-		if gjson.GetBytes(body, "previous_response_id").String() != "" {
+		if get("previous_response_id").String() != "" {
 			return "previous_response"
 		}
-		return openAIToolChoice(gjson.GetBytes(body, "tool_choice"))
+		return openAIToolChoice(get("tool_choice"))
 	case Anthropic:
-		switch gjson.GetBytes(body, "tool_choice.type").String() {
+		switch get("tool_choice.type").String() {
 		case "", "auto":
 			return ""
 		}
@@ -56,16 +75,16 @@ func ExpandBlocked(ep Endpoint, ask ClientAsk, body []byte) string {
 		if ask.Stream {
 			return "stream"
 		}
-		if gjson.GetBytes(body, "cachedContent").Exists() || gjson.GetBytes(body, "cached_content").Exists() {
+		if get("cachedContent").Exists() || get("cached_content").Exists() {
 			return "cached_content"
 		}
 		for _, p := range []string{"generationConfig.candidateCount", "generation_config.candidate_count"} {
-			if gjson.GetBytes(body, p).Int() > 1 {
+			if get(p).Int() > 1 {
 				return "several_choices"
 			}
 		}
 		for _, p := range []string{"toolConfig.functionCallingConfig", "tool_config.function_calling_config"} {
-			fc := gjson.GetBytes(body, p)
+			fc := get(p)
 			if !fc.Exists() {
 				continue
 			}
@@ -82,7 +101,7 @@ func ExpandBlocked(ep Endpoint, ask ClientAsk, body []byte) string {
 		if ask.Stream {
 			return "stream"
 		}
-		if tc := gjson.GetBytes(body, "toolConfig.toolChoice"); tc.Exists() && !tc.Get("auto").Exists() {
+		if tc := get("toolConfig.toolChoice"); tc.Exists() && !tc.Get("auto").Exists() {
 			return "tool_choice"
 		}
 		return ""
@@ -109,15 +128,25 @@ func openAIToolChoice(tc gjson.Result) string {
 // DeclaresTools reports whether the request offers the model tools: a
 // non-empty tools list in the dialect's place for it.
 func DeclaresTools(d Dialect, body []byte) bool {
+	if !jsonsafe.Valid(body) {
+		return false
+	}
+	return declaresTools(d, topGetter(rootNode(body)))
+}
+
+// DeclaresTools is the package function for the parsed request.
+func (c *Conversation) DeclaresTools() bool { return declaresTools(c.Dialect, c.top()) }
+
+func declaresTools(d Dialect, get func(string) gjson.Result) bool {
 	path := "tools"
 	switch d {
 	case Bedrock:
 		path = "toolConfig.tools"
 	case OpenAIChat:
-		if !gjson.GetBytes(body, path).Exists() {
+		if !get(path).Exists() {
 			path = "functions"
 		}
 	}
-	v := gjson.GetBytes(body, path)
+	v := get(path)
 	return v.IsArray() && v.Get("0").Exists()
 }

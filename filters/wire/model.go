@@ -172,6 +172,10 @@ type Conversation struct {
 	BodyBytes int
 	// Body is that request body, which every Span points into (read only).
 	Body []byte
+	// root is the body's top-level value; getter answers paths from its
+	// members (top), built on first use.
+	root   node
+	getter func(string) gjson.Result
 	// blocks indexes the text and JSON blocks by where they start
 	// (BlocksByStart), built on first use.
 	blocks map[int]BlockRef
@@ -232,11 +236,12 @@ func Parse(d Dialect, body []byte) (*Conversation, error) {
 	case err != nil:
 		return nil, ErrNotJSON
 	}
-	root := rootNode(body)
+	root := indexed(rootNode(body))
 	if !root.IsObject() {
 		return nil, ErrNotJSON
 	}
 	c := &Conversation{
+		root:          root,
 		BodyBytes:     len(body),
 		Body:          body,
 		Dialect:       d,
@@ -306,6 +311,14 @@ func (c *Conversation) assistantTurn(mi int) {
 	}
 	c.assistantAt = append(c.assistantAt, mi)
 	c.lastAssistant = mi
+}
+
+// top reads the body's top-level members, once.
+func (c *Conversation) top() func(string) gjson.Result {
+	if c.getter == nil {
+		c.getter = topGetter(c.root)
+	}
+	return c.getter
 }
 
 // BlockRef names one text block (JSON < 0) or JSON block (Text < 0) of a

@@ -27,6 +27,25 @@ type node struct {
 	Type  gjson.Type
 	Raw   string
 	Index int
+	// members, when set (indexed), holds an object's members by key, so
+	// that a walk asking the top level for several keys reads it once.
+	members map[string]node
+}
+
+// indexed returns obj with its members read once.
+func indexed(obj node) node {
+	if !obj.IsObject() {
+		return obj
+	}
+	obj.members = map[string]node{}
+	obj.ForEach(func(k, v node) bool {
+		key := unquote(k.Raw)
+		if _, dup := obj.members[key]; !dup {
+			obj.members[key] = v
+		}
+		return true
+	})
+	return obj
 }
 
 // view is b as a string without a copy. The body is never written while
@@ -236,6 +255,8 @@ func (n node) Get(path string) node {
 			count := 0
 			n.ForEach(func(_, _ node) bool { count++; return true })
 			return node{Type: gjson.Number, Raw: strconv.Itoa(count)}
+		case n.members != nil:
+			n = n.members[key]
 		case n.IsObject():
 			n = n.member(key)
 		case n.IsArray():

@@ -496,7 +496,11 @@ func continueResponses(body []byte, root gjson.Result, elems []string) ([]byte, 
 	in := root.Get("input")
 	switch {
 	case !in.Exists() || in.Type == gjson.Null:
-		return setMember(body, root, "input", "["+strings.Join(elems, ",")+"]")
+		e, err := setMember(body, root, root.Get, "input", "["+strings.Join(elems, ",")+"]")
+		if err != nil {
+			return nil, err
+		}
+		return Apply(body, []Edit{e})
 	case in.Type == gjson.String:
 		s, err := locate(body, in)
 		if err != nil {
