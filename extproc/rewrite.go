@@ -67,8 +67,11 @@ func (r *Rewriter) Rewrite(path string, body []byte) (Rewritten, error) {
 	if ep.Dialect == wire.Unknown || !r.cp.Handles(ep.Dialect) {
 		return Rewritten{Body: body, Report: pipeline.Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}}, nil
 	}
-	ask, _ := wire.AskOf(ep, body)
-	rr, err := rewriteRequestBody(context.Background(), r.cp, r.store, shadow.Env{Tenant: dryRunTenant}, ep, ask, body)
+	conv, err := wire.ParseEndpoint(ep, body)
+	if err != nil {
+		return Rewritten{Body: body, Report: pipeline.Report{Dialect: ep.Dialect, BytesIn: len(body), BytesOut: len(body)}}, err
+	}
+	rr, err := rewriteParsed(context.Background(), r.cp, r.store, shadow.Env{Tenant: dryRunTenant}, ep, conv.Ask(ep), conv)
 	out := Rewritten{Body: rr.out, Report: rr.report}
 	if rr.tiers != nil {
 		out.Tiers = rr.tiers.Stats

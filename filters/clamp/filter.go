@@ -55,7 +55,7 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 	var changes []pipeline.Change
 	for i := range c.Results {
 		r := &c.Results[i]
-		if len(r.Texts) == 0 && len(r.JSON) == 0 {
+		if len(r.Texts) == 0 && len(r.JSON) == 0 || len(r.JSON) == 0 && surelyUnder(r.Texts, f.lim) {
 			continue
 		}
 		lim := f.limitsFor(r)

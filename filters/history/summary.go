@@ -50,19 +50,24 @@ func summarizeResult(ex exchange, hint string) string {
 	var b strings.Builder
 	b.WriteString(Prefix)
 	b.WriteString(describe(ex))
-	lines := clamp.CountLines(ex.text)
 	var key []string
 	more := 0
 	failed := ex.isError
+	var fs facts
 	switch ex.category {
 	case Terminal, Other:
-		key, more = compress.KeyLines(ex.text, maxErrorLines)
-		failed = failed || compress.Failed(ex.text)
+		fs = factCache.get(ex.text, true)
+		key, more = fs.key, fs.more
+		failed = failed || fs.failed
 	default:
 		if ex.isError {
-			key, more = compress.KeyLines(ex.text, maxErrorLines)
+			fs = factCache.get(ex.text, false)
+			key, more = fs.key, fs.more
+		} else {
+			fs.lines = clamp.CountLines(ex.text)
 		}
 	}
+	lines := fs.lines
 	if ex.isError && len(key) == 0 {
 		key = firstLines(ex.text, errorFallbackLines)
 	}
