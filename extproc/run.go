@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,10 @@ func NewLogger(cfg LogConfig) *slog.Logger {
 // endpoints on server.admin_addr until ctx is done, then drains: readiness
 // goes false, health NOT_SERVING, in-flight streams get shutdown_grace.
 func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if limit := cfg.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit set", "bytes", limit)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := NewServer(cfg, log, reg)
