@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test check-deps node-deps vet validate e2e bench bench-sessions quality fuzz lint fmt clean
+.PHONY: run build test check-deps node-deps vet validate e2e bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -68,6 +68,25 @@ quality:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+
+# What toolproc costs end to end (issue 14's table): a fake upstream
+# directly, the Envoy stand-in alone, and the stand-in with toolproc on a
+# disabled profile and on the defaults; 2 KB, 300 KB and 1 MB bodies of
+# real tool outputs, repeated and new, one client and sixteen; CPU per
+# request from /proc; then the request-path Go benchmarks, benchstat-ready.
+# BENCH_E2E_FLAGS=-load adds the load checks (memory fill, 1,000
+# concurrent 1 MB exchanges, 500 SSE streams for 60 s, time to first byte).
+BENCH_E2E_FLAGS ?=
+bench-e2e: build
+	$(GO) build -o $(BIN)/benche2e ./testenv/cmd/benche2e
+	$(BIN)/benche2e -toolproc $(BIN)/toolproc -standin $(BIN)/standin $(BENCH_E2E_FLAGS)
+	$(MAKE) --no-print-directory bench-speed
+
+# The request path's Go benchmarks alone (benchstat-friendly: COUNT runs).
+COUNT ?= 6
+bench-speed:
+	$(GO) test -run='^$$' -bench='^Benchmark(Request|Rewrite)$$' -benchmem -count=$(COUNT) ./extproc/
+	$(GO) test -run='^$$' -bench='^Benchmark(Check|CheckToolOutputs|Parse)' -benchmem -count=$(COUNT) ./filters/jsonsafe/ ./filters/wire/
 
 # Short fuzzing of every fuzz target (FUZZTIME each).
 fuzz:

@@ -59,7 +59,7 @@ func (b *Builder) Body(size int, nonce string) []byte {
 	per := max(size/Results-160, 64) // the call and the message around each result
 	var out strings.Builder
 	out.Grow(size + size/8)
-	out.WriteString(`{"model":"gpt-4o","stream":true,"messages":[{"role":"system","content":"You are a coding agent. Use the tools to inspect and fix the repository."},{"role":"user","content":"The test suite fails; find out why and fix it."}`)
+	out.WriteString(`{"model":"gpt-4o","stream":false,"messages":[{"role":"system","content":"You are a coding agent. Use the tools to inspect and fix the repository."},{"role":"user","content":"The test suite fails; find out why and fix it."}`)
 	for i := range Results {
 		s := samples[i%len(samples)]
 		text := b.fill(i%len(b.texts), per)
