@@ -227,12 +227,12 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 // The processes.
 
 type env struct {
-	o                              options
-	upstream                       string
-	listen, replay, grpc, admin    string
-	standin, toolproc              *exec.Cmd
-	dir                            string
-	hwm                            int64
+	o                           options
+	upstream                    string
+	listen, replay, grpc, admin string
+	standin, toolproc           *exec.Cmd
+	dir                         string
+	hwm                         int64
 }
 
 func newEnv(o options, upstream string) (*env, error) {
