@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -55,8 +56,21 @@ func serve(args []string) int {
 	grpcAddr := fs.String("grpc-addr", "", "override server.grpc_addr")
 	adminAddr := fs.String("admin-addr", "", "override server.admin_addr")
 	logLevel := fs.String("log-level", "", "override log.level (debug, info, warn, error)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "toolproc:", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "toolproc:", err)
+			return 2
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	cfg, err := extproc.LoadConfig(*configPath)
 	if err != nil {

@@ -58,6 +58,7 @@ type direction struct {
 	trailers          *headerMap // held trailers
 
 	held         []byte // data held during the headers wait, or the BUFFERED buffer
+	sizeHint     int    // the whole body's size when known: held grows once
 	hasHeld      bool   // a data callback happened while holding (even an empty one)
 	queue        []queuedChunk
 	partialDone  bool // BUFFERED_PARTIAL: the partial body was processed, the rest passes through
@@ -362,6 +363,9 @@ func (d *direction) onTrailers(t *headerMap) error {
 }
 
 func (d *direction) hold(b []byte) error {
+	if d.held == nil && d.sizeHint > len(b) {
+		d.held = make([]byte, 0, d.sizeHint)
+	}
 	d.held = append(d.held, b...)
 	d.hasHeld = true
 	// BUFFERED overflows into the filter manager's "too large" path; the other modes only apply

