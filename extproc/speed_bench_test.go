@@ -8,7 +8,13 @@ import (
 	"testing"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/tidwall/gjson"
 
+	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/history"
+	"github.com/toolproc/toolproc/filters/pipeline"
+	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/wire"
 	"github.com/toolproc/toolproc/testenv/benchbody"
 )
 
@@ -125,3 +131,68 @@ func exchangeOnce(b *testing.B, client extprocv3.ExternalProcessorClient, body [
 	}
 	_ = stream.CloseSend()
 }
+
+// smallResultsBody is a ~1 MB OpenAI Chat request of 500 tool results of
+// about 1.9 KB each (under every limit: nothing to clamp, compress or
+// summarise) for a model with a 1M-token window (no tiers).
+func smallResultsBody(b *testing.B) []byte {
+	bb := benchBuilder(b)
+	one := bb.Body(40<<10, "small") // twenty results of ~1.9 KB
+	var out []byte
+	out = append(out, `{"model":"gpt-4.1","messages":[`...)
+	msgs := gjsonRaw(one, "messages")
+	for i := 0; len(out) < 1<<20; i++ {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, msgs[1:len(msgs)-1]...)
+	}
+	return append(out, `]}`...)
+}
+
+// BenchmarkScanOnly is a request with nothing to rewrite: every result is
+// under the limits. The body is checked and walked once, no result is
+// decoded and nothing is copied but the expand_context tool's splice
+// ("rewrite"), or nothing at all ("pipeline": the filters alone, for a
+// profile that offers no tool). Goal: ≥ 1 GB/s per core.
+func BenchmarkScanOnly(b *testing.B) {
+	body := smallResultsBody(b)
+	b.Run("pipeline", func(b *testing.B) {
+		cfg := DefaultConfig()
+		cp := &compiledProfile{Profile: cfg.Profiles[DefaultProfile], name: DefaultProfile}
+		cp.compress, cp.tiers = compressOptions(cp.Profile, nil), tiersOptions(cp.Profile)
+		store := shadow.NewMemory(shadow.MemoryOptions{})
+		defer store.Close()
+		ep := wire.Detect("/v1/chat/completions", body)
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			conv, err := wire.ParseEndpoint(ep, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, rep, err := pipeline.New(history.New(cp.tiers, history.Env{}), shadow.NewCompressFilter(cp.compress, shadow.Env{Tenant: "t", Store: store}),
+				clamp.NewFilter(cp.Clamp.ClampLimits())).RunConversation(conv)
+			if err != nil || rep.Changed() || len(out) != len(body) {
+				b.Fatal("a body with nothing to rewrite was rewritten", err)
+			}
+		}
+	})
+	b.Run("rewrite", func(b *testing.B) {
+		r, err := NewRewriter(DefaultConfig(), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := r.Rewrite("/v1/chat/completions", body)
+			if err != nil || out.Report.Changed() {
+				b.Fatal("a body with nothing to rewrite was rewritten", err)
+			}
+		}
+	})
+}
+
+func gjsonRaw(body []byte, path string) string { return gjson.GetBytes(body, path).Raw }

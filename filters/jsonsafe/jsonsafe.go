@@ -11,8 +11,8 @@
 package jsonsafe
 
 import (
-	"encoding/binary"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -34,6 +34,13 @@ var (
 type Options struct {
 	MaxDepth      int
 	DuplicateKeys bool // report ErrDuplicateKey
+	// Ends, when set, receives where values end (the index after their
+	// last byte) by where they start: every array and object nested at most
+	// EndsDepth deep (the top-level value is depth 0), and every string
+	// longer than 64 bytes among their values. A reader that walks the
+	// checked body afterwards skips them without reading them again.
+	Ends      map[int]int
+	EndsDepth int
 }
 
 // Valid reports whether b is one valid JSON value nested at most MaxDepth
@@ -98,6 +105,7 @@ type frame struct {
 	object bool
 	keys   int
 	set    map[string]struct{}
+	start  int
 }
 
 // smallObject is how many keys are compared pairwise before a set is built.
@@ -121,13 +129,16 @@ func check(b string, o Options) error {
 			if len(stack) >= limit {
 				return ErrTooDeep
 			}
-			stack = append(stack, frame{object: c == '{', keys: len(keys)})
+			stack = append(stack, frame{object: c == '{', keys: len(keys), start: i})
 			i = skipWS(b, i+1)
 			closer := byte(']')
 			if c == '{' {
 				closer = '}'
 			}
 			if i < len(b) && b[i] == closer {
+				if o.Ends != nil && len(stack) <= o.EndsDepth+1 {
+					o.Ends[stack[len(stack)-1].start] = i + 1
+				}
 				stack = stack[:len(stack)-1]
 				i++
 				goto after
@@ -143,6 +154,9 @@ func check(b string, o Options) error {
 			end := skipValidString(b, i+1)
 			if end < 0 {
 				return ErrInvalid
+			}
+			if o.Ends != nil && end-i > 64 && len(stack) <= o.EndsDepth+1 {
+				o.Ends[i] = end + 1
 			}
 			i = end + 1
 		case 't':
@@ -193,6 +207,9 @@ func check(b string, o Options) error {
 			case ']', '}':
 				if (b[i] == '}') != top.object {
 					return ErrInvalid
+				}
+				if o.Ends != nil && len(stack) <= o.EndsDepth+1 {
+					o.Ends[top.start] = i + 1
 				}
 				keys = keys[:top.keys]
 				stack = stack[:len(stack)-1]
@@ -343,10 +360,7 @@ func skipValidString(b string, i int) int {
 		// Eight plain bytes at a time: tool outputs are long runs with
 		// neither quote, backslash nor control byte, and this keeps the
 		// guard near memory speed (issue 14's scan-only path).
-		for i+8 <= len(b) && plain8(b, i) {
-			i += 8
-		}
-		if i >= len(b) {
+		if i = skipPlain(b, i); i >= len(b) {
 			break
 		}
 		c := b[i]
@@ -382,18 +396,24 @@ func skipValidString(b string, i int) int {
 	return -1
 }
 
-// plain8 reports whether none of the eight bytes at i is '"', '\\' or
-// below 0x20, by the classic SWAR tests for a zero byte and a byte less
-// than n (Hacker's Delight, ch. 6).
-func plain8(b string, i int) bool {
+// skipPlain returns the index of the first '"', '\\' or control byte at or
+// after i, testing eight bytes at a time with the classic SWAR tests for a
+// zero byte and a byte less than n (Hacker's Delight, ch. 6): borrows only
+// run upward, so the lowest flagged byte is a true one. Fewer than eight
+// bytes left are returned to the caller's byte loop.
+func skipPlain(b string, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(b[i:]), 8))
-	q := x ^ (ones * '"')
-	s := x ^ (ones * '\\')
-	hit := (q - ones) &^ q
-	hit |= (s - ones) &^ s
-	hit |= (x - ones*0x20) &^ x
-	return hit&highs == 0
+	p := unsafe.Pointer(unsafe.StringData(b))
+	for ; i+8 <= len(b); i += 8 {
+		x := *(*uint64)(unsafe.Add(p, i)) // little-endian, unaligned: amd64 and arm64 allow it
+		q := x ^ (ones * '"')
+		s := x ^ (ones * '\\')
+		hit := ((q - ones) &^ q) | ((s - ones) &^ s) | ((x - ones*0x20) &^ x)
+		if hit &= highs; hit != 0 {
+			return i + bits.TrailingZeros64(hit)/8
+		}
+	}
+	return i
 }
 
 // view is b as a string without a copy, for the read-only scans here:

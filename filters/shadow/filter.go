@@ -138,7 +138,11 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 		// Each text value is its own unit with its own id: the model expands
 		// exactly the block it needs, and a block's bytes depend only on
 		// that block.
-		for _, t := range r.Texts {
+		for k := range r.Texts {
+			t := &r.Texts[k]
+			if t.MaxLen() <= f.opts.MinBytes {
+				continue // surely small: not decoded (one would skip it anyway)
+			}
 			if e, ch, ok := f.one(r, t.Span, t.Text()); ok {
 				edits = append(edits, e)
 				changes = append(changes, ch)
@@ -391,8 +395,10 @@ func (f *CompressFilter) prefetch(c *wire.Conversation) {
 	}
 	for i := range c.Results {
 		r := &c.Results[i]
-		for _, t := range r.Texts {
-			add(r, t.Text())
+		for k := range r.Texts {
+			if t := &r.Texts[k]; t.MaxLen() > f.opts.MinBytes {
+				add(r, t.Text())
+			}
 		}
 		for _, j := range r.JSON {
 			v := gjson.Parse(j.Raw)

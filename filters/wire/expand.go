@@ -172,7 +172,7 @@ func topGetter(obj node) func(path string) gjson.Result {
 	}
 	return func(path string) gjson.Result {
 		first, rest, _ := strings.Cut(path, ".")
-		v := toResult(obj.members[first])
+		v := toResult(obj.member(first))
 		if rest == "" || !v.Exists() {
 			return v
 		}

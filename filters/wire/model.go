@@ -228,7 +228,11 @@ func ParseEndpoint(ep Endpoint, body []byte) (*Conversation, error) {
 // Parse builds the Conversation for body in one pass over the raw bytes. It
 // never unmarshals the whole body: unknown fields are simply not looked at.
 func Parse(d Dialect, body []byte) (*Conversation, error) {
-	switch err := jsonsafe.Check(body, jsonsafe.Options{DuplicateKeys: true}); {
+	// The check that accepts the body also records where its messages,
+	// their parts and their long strings end (four levels: body, list,
+	// message, parts, part), so the walk below reads the structure only.
+	ends := make(map[int]int, 64)
+	switch err := jsonsafe.Check(body, jsonsafe.Options{DuplicateKeys: true, Ends: ends, EndsDepth: 4}); {
 	case errors.Is(err, jsonsafe.ErrTooDeep):
 		return nil, ErrTooDeep
 	case errors.Is(err, jsonsafe.ErrDuplicateKey):
@@ -236,7 +240,9 @@ func Parse(d Dialect, body []byte) (*Conversation, error) {
 	case err != nil:
 		return nil, ErrNotJSON
 	}
-	root := indexed(rootNode(body))
+	root := rootNode(body)
+	root.ends = ends
+	root = indexed(root)
 	if !root.IsObject() {
 		return nil, ErrNotJSON
 	}

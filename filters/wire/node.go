@@ -27,25 +27,59 @@ type node struct {
 	Type  gjson.Type
 	Raw   string
 	Index int
-	// members, when set (indexed), holds an object's members by key, so
-	// that a walk asking the top level for several keys reads it once.
-	members map[string]node
+	// members, when set, are an object's members read in the same pass
+	// that found the object's end: asking it for keys costs no new scan.
+	members []member
+	// ends, when set, holds where the body's containers and long strings
+	// end by where they start (absolute offsets), recorded by the check
+	// that accepted the body: skipping one of them costs a lookup, not a
+	// scan, so a walk reads the structure and never the tool outputs
+	// (jsonsafe.Options.Ends).
+	ends map[int]int
 }
 
-// indexed returns obj with its members read once.
+// member is one key (decoded) and its value.
+type member struct {
+	key string
+	val node
+}
+
+// indexed returns obj with its members read (one pass over it).
 func indexed(obj node) node {
-	if !obj.IsObject() {
+	if !obj.IsObject() || obj.members != nil {
 		return obj
 	}
-	obj.members = map[string]node{}
-	obj.ForEach(func(k, v node) bool {
-		key := unquote(k.Raw)
-		if _, dup := obj.members[key]; !dup {
-			obj.members[key] = v
+	n := objectAt(obj.Raw, 0, obj.Index, obj.ends)
+	n.Index = obj.Index
+	for k := range n.members {
+		n.members[k].val.Index += obj.Index
+	}
+	return n
+}
+
+// objectAt reads the object starting at s[i] with its members, in one pass:
+// each member's value is skipped once, never re-read to find the next key.
+// Nested objects are only skipped (their members are read when asked).
+func objectAt(s string, i, base int, ends map[int]int) node {
+	start := i
+	ms := make([]member, 0, 4)
+	i = skipSpace(s, i+1)
+	for i < len(s) && s[i] == '"' {
+		end := skipQuoted(s, i+1) + 1
+		key := unquote(s[i:end])
+		i = skipSpace(s, end)
+		i = skipSpace(s, i+1) // the colon
+		v := valueAt(s, i, base, ends)
+		ms = append(ms, member{key: key, val: v})
+		i = skipSpace(s, i+len(v.Raw))
+		if i < len(s) && s[i] == ',' {
+			i = skipSpace(s, i+1)
 		}
-		return true
-	})
-	return obj
+	}
+	if i < len(s) {
+		i++ // the closing brace
+	}
+	return node{Type: gjson.JSON, Raw: s[start:i], Index: start, members: ms, ends: ends}
 }
 
 // view is b as a string without a copy. The body is never written while
@@ -59,13 +93,14 @@ func rootNode(body []byte) node {
 	if i >= len(s) {
 		return node{}
 	}
-	return valueAt(s, i)
+	return valueAt(s, i, 0, nil)
 }
 
-// valueAt reads the value starting at s[i] (no leading space).
-func valueAt(s string, i int) node {
-	end := skipValue(s, i)
-	n := node{Raw: s[i:end], Index: i}
+// valueAt reads the value starting at s[i] (no leading space); s starts
+// at body offset base.
+func valueAt(s string, i, base int, ends map[int]int) node {
+	end := skipValue(s, i, base, ends)
+	n := node{Raw: s[i:end], Index: i, ends: ends}
 	switch s[i] {
 	case '"':
 		n.Type = gjson.String
@@ -84,7 +119,12 @@ func valueAt(s string, i int) node {
 }
 
 // skipValue returns the index just after the value starting at s[i].
-func skipValue(s string, i int) int {
+func skipValue(s string, i, base int, ends map[int]int) int {
+	if ends != nil {
+		if e, ok := ends[base+i]; ok {
+			return e - base
+		}
+	}
 	switch s[i] {
 	case '"':
 		return skipQuoted(s, i+1) + 1
@@ -232,7 +272,17 @@ func (n node) ForEach(fn func(key, value node) bool) {
 			i = skipSpace(s, end)
 			i = skipSpace(s, i+1) // the colon
 		}
-		v := valueAt(s, i)
+		var v node
+		if !object && s[i] == '{' {
+			// A list of objects (messages, content blocks, tool calls):
+			// each is read once, members and end together.
+			v = objectAt(s, i, base, n.ends)
+			for k := range v.members {
+				v.members[k].val.Index += base
+			}
+		} else {
+			v = valueAt(s, i, base, n.ends)
+		}
 		i = skipSpace(s, i+len(v.Raw))
 		v.Index += base
 		if !fn(key, v) {
@@ -255,8 +305,6 @@ func (n node) Get(path string) node {
 			count := 0
 			n.ForEach(func(_, _ node) bool { count++; return true })
 			return node{Type: gjson.Number, Raw: strconv.Itoa(count)}
-		case n.members != nil:
-			n = n.members[key]
 		case n.IsObject():
 			n = n.member(key)
 		case n.IsArray():
@@ -281,9 +329,18 @@ func (n node) Get(path string) node {
 	return n
 }
 
-// member is the value of key in an object: compared on the raw key when it
-// has no escapes, decoded otherwise ("\u0063ontent" is "content").
+// member is the value of key in an object: from its members when read,
+// else by a walk that compares the raw key when it has no escapes and
+// decodes it otherwise ("\u0063ontent" is "content").
 func (n node) member(key string) node {
+	if n.members != nil {
+		for _, m := range n.members {
+			if m.key == key {
+				return m.val
+			}
+		}
+		return node{}
+	}
 	var found node
 	n.ForEach(func(k, v node) bool {
 		raw := k.Raw[1 : len(k.Raw)-1]
