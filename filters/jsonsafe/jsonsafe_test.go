@@ -266,3 +266,31 @@ func BenchmarkCheckToolOutputs(b *testing.B) {
 		}
 	}
 }
+
+// TestSkipPlain: the eight-byte skip stops exactly at the first quote,
+// backslash or control byte, wherever it sits in a word, whatever follows
+// it, and leaves high (UTF-8) bytes alone.
+func TestSkipPlain(t *testing.T) {
+	for _, special := range []byte{'"', '\\', 0x00, 0x01, 0x1f, '\n'} {
+		for p := range 40 {
+			b := []byte(strings.Repeat("aé€~ ", 10)[:40])
+			for k := range b {
+				if b[k] < 0x20 || b[k] == '"' || b[k] == '\\' {
+					b[k] = 'x'
+				}
+			}
+			b[p] = special
+			for k := p + 1; k < len(b); k++ { // later specials must not move the answer
+				if k%3 == 0 {
+					b[k] = '"'
+				}
+			}
+			if got := skipPlain(string(b), 0); got != p { // 40 bytes: five whole words
+				t.Fatalf("special %#x at %d: skipPlain stopped at %d", special, p, got)
+			}
+		}
+	}
+	if got := skipPlain(strings.Repeat("é", 20), 0); got != 40 {
+		t.Fatalf("UTF-8 run: stopped at %d, want 40", got)
+	}
+}
