@@ -81,3 +81,16 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultNormalizeOffKeepsXMLProfile: turning the default profile's
+// stream repair off must not make the embedded xml profile, which inherits
+// from it and needs the repair, fail validation.
+func TestDefaultNormalizeOffKeepsXMLProfile(t *testing.T) {
+	cfg, err := ParseConfig([]byte("profiles: {default: {stream: {normalize: false}}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Profiles["default"].Stream.Normalize || !cfg.Profiles["xml"].Stream.Normalize {
+		t.Fatalf("normalize: default %v, xml %v", cfg.Profiles["default"].Stream.Normalize, cfg.Profiles["xml"].Stream.Normalize)
+	}
+}
