@@ -39,7 +39,7 @@ import (
 type options struct {
 	toolproc, standin, samples string
 	profiles                   string
-	quick, load                bool
+	quick, load, ttfbOnly      bool
 	loadExchanges, sseStreams  int
 	sseDuration                time.Duration
 	fill                       int
@@ -53,6 +53,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "fewer requests per cell")
 	flag.StringVar(&o.profiles, "cpuprofiles", "", "folder for CPU profiles of the stand-in (standin.pprof) and of each toolproc run (toolproc-<n>.pprof)")
 	flag.BoolVar(&o.load, "load", false, "also run the load checks")
+	flag.BoolVar(&o.ttfbOnly, "ttfb", false, "only measure the time to first byte of a stream: stand-in alone, toolproc disabled, toolproc defaults")
 	flag.IntVar(&o.loadExchanges, "load-exchanges", 1000, "concurrent 1 MB exchanges in the load check")
 	flag.IntVar(&o.sseStreams, "sse-streams", 500, "concurrent SSE streams in the load check")
 	flag.DurationVar(&o.sseDuration, "sse-duration", 60*time.Second, "how long each load-check stream lasts")
@@ -101,6 +102,9 @@ func run(o options) error {
 	}
 	defer env.Close()
 
+	if o.ttfbOnly {
+		return runTTFB(env)
+	}
 	scale := 1
 	if o.quick {
 		scale = 4
@@ -593,6 +597,34 @@ func runLoad(o options, e *env, bb *benchbody.Builder) error {
 	f50, f99 := percentiles(firsts)
 	fmt.Printf("- %d concurrent SSE streams of %d events (one per 50 ms, %s): %d errors, %d short, done in %s; first byte p50 %.2f ms, p99 %.2f ms; toolproc peak RSS %s; goroutines %d before, %d after\n",
 		o.sseStreams, events, o.sseDuration, serr.Load(), short.Load(), time.Since(start).Round(time.Second), ms(f50), ms(f99), mib(procStatus(pid, "VmHWM")), before, goroutines(e.admin))
+	return nil
+}
+
+// runTTFB measures the time to the first byte of a short stream through
+// the stand-in alone and with toolproc on each profile, 500 streams one
+// after another each.
+func runTTFB(e *env) error {
+	small := []byte(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	ttfb := func(url string) (time.Duration, time.Duration) {
+		var ds []time.Duration
+		for range 500 {
+			d, _, _ := stream(url, small, 2)
+			ds = append(ds, d)
+		}
+		return percentiles(ds)
+	}
+	a50, a99 := ttfb(e.url(1))
+	fmt.Printf("| time to first byte, p50 (p99) ms | stand-in alone | + toolproc disabled | + toolproc defaults |\n|---|---|---|---|\n")
+	row := fmt.Sprintf("| FULL_DUPLEX_STREAMED, 500 streams | %.3f (%.3f)", ms(a50), ms(a99))
+	for _, cfg := range []string{disabledConfig, ""} {
+		if err := e.startToolproc(cfg); err != nil {
+			return err
+		}
+		ttfb(e.url(3)) // warm the connection
+		b50, b99 := ttfb(e.url(3))
+		row += fmt.Sprintf(" | %.3f (%.3f)", ms(b50), ms(b99))
+	}
+	fmt.Println(row + " |")
 	return nil
 }
 
