@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -25,6 +26,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/promql/parser"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -257,25 +259,18 @@ func TestQueriesNameExportedMetrics(t *testing.T) {
 		panels, alerts, len(all), len(scraped))
 }
 
-var (
-	stringLitRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	rangeRE     = regexp.MustCompile(`\[[^\]]*\]`)
-	groupingRE  = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)`)
-	selectorRE  = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*\{([^}]*)\}`)
-	identRE     = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
-	matcherRE   = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)`)
-	keywords    = map[string]bool{"by": true, "without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true,
-		"and": true, "or": true, "unless": true, "bool": true, "offset": true}
-	// Labels Prometheus adds at scrape time (ServiceMonitor target labels) and le on buckets.
-	targetLabels = map[string]bool{"namespace": true, "pod": true, "service": true, "job": true, "instance": true, "container": true, "endpoint": true}
-)
+// Labels Prometheus adds at scrape time (the ServiceMonitor's target labels).
+var targetLabels = map[string]bool{"namespace": true, "pod": true, "service": true, "job": true, "instance": true, "container": true, "endpoint": true}
 
-// checkQuery finds the metric names and label names a PromQL expression uses and checks them
-// against toolproc's families. It is a tokenizer, not a PromQL parser: it also requires
-// balanced brackets.
+// grafanaVars stand in for the dashboard's variables so the query parses as Prometheus
+// would receive it.
+var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$namespace", ".*")
+
+// checkQuery parses a PromQL expression with Prometheus' own parser and checks every metric
+// it selects and every label it matches, groups or joins on against toolproc's families.
 func checkQuery(q string, all map[string]family) []string {
 	var probs []string
-	// Grafana's label_values(metric, label) variable query.
+	// Grafana's label_values(metric, label) variable query is not PromQL.
 	if inner, ok := strings.CutPrefix(q, "label_values("); ok {
 		parts := strings.Split(strings.TrimSuffix(inner, ")"), ",")
 		if len(parts) != 2 {
@@ -289,51 +284,67 @@ func checkQuery(q string, all map[string]family) []string {
 		}
 		return probs
 	}
-	if strings.Count(q, "(") != strings.Count(q, ")") || strings.Count(q, "{") != strings.Count(q, "}") || strings.Count(q, "[") != strings.Count(q, "]") {
-		probs = append(probs, "unbalanced brackets")
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(grafanaVars.Replace(q))
+	if err != nil {
+		return []string{"PromQL: " + err.Error()}
 	}
-	s := rangeRE.ReplaceAllString(q, " ")
-	used := map[string]bool{} // label names the query relies on
-	// Selectors: the metric and its label matchers.
-	for _, m := range selectorRE.FindAllStringSubmatch(stringLitRE.ReplaceAllString(s, `""`), -1) {
-		for _, mm := range matcherRE.FindAllStringSubmatch(m[2], -1) {
-			used[mm[1]] = true
-		}
-	}
-	s = selectorRE.ReplaceAllString(stringLitRE.ReplaceAllString(s, `""`), "$1 ")
-	for _, m := range groupingRE.FindAllStringSubmatch(s, -1) {
-		for _, l := range strings.Split(m[2], ",") {
-			if l = strings.TrimSpace(l); l != "" {
-				used[l] = true
-			}
-		}
-	}
-	s = groupingRE.ReplaceAllString(s, " ")
-	s = stringLitRE.ReplaceAllString(s, " ")
+	used := map[string]bool{} // labels grouped or joined on
 	metricLabels := map[string]bool{}
 	metrics := 0
-	for _, m := range identRE.FindAllStringSubmatch(s, -1) {
-		id := m[0]
-		if strings.HasSuffix(strings.TrimSpace(id), "(") || keywords[id] {
-			continue // a function call or a keyword
+	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+		switch x := n.(type) {
+		case *parser.VectorSelector:
+			name, f, ok := resolveMetric(x.Name, all)
+			if !ok {
+				probs = append(probs, fmt.Sprintf("%q is not a metric toolproc exports", x.Name))
+				return nil
+			}
+			metrics++
+			own := map[string]bool{"__name__": true}
+			if name != x.Name && strings.HasSuffix(x.Name, "_bucket") {
+				own["le"] = true
+			}
+			for l := range f.labels {
+				own[l] = true
+			}
+			for l := range own {
+				metricLabels[l] = true
+			}
+			for _, m := range x.LabelMatchers {
+				if !own[m.Name] && !targetLabels[m.Name] {
+					probs = append(probs, fmt.Sprintf("label %q is not a label of %s", m.Name, x.Name))
+				}
+			}
+		case *parser.Call:
+			// Buckets summed without their le label leave histogram_quantile nothing to
+			// interpolate: the panel or alert would be silently empty.
+			if x.Func.Name == "histogram_quantile" && len(x.Args) == 2 {
+				arg := x.Args[1]
+				for {
+					p, ok := arg.(*parser.ParenExpr)
+					if !ok {
+						break
+					}
+					arg = p.Expr
+				}
+				if agg, ok := arg.(*parser.AggregateExpr); ok && !agg.Without && !slices.Contains(agg.Grouping, "le") {
+					probs = append(probs, "histogram_quantile over an aggregation that drops le")
+				}
+			}
+		case *parser.AggregateExpr:
+			for _, l := range x.Grouping {
+				used[l] = true
+			}
+		case *parser.BinaryExpr:
+			if x.VectorMatching != nil {
+				for _, l := range append(append([]string{}, x.VectorMatching.MatchingLabels...), x.VectorMatching.Include...) {
+					used[l] = true
+				}
+			}
 		}
-		if strings.HasPrefix(id, "$") {
-			continue
-		}
-		name, f, ok := resolveMetric(id, all)
-		if !ok {
-			probs = append(probs, fmt.Sprintf("%q is not a metric toolproc exports", id))
-			continue
-		}
-		metrics++
-		for l := range f.labels {
-			metricLabels[l] = true
-		}
-		if f.histogram && name != id && strings.HasSuffix(id, "_bucket") {
-			metricLabels["le"] = true
-		}
-	}
-	if metrics == 0 {
+		return nil
+	})
+	if metrics == 0 && len(probs) == 0 {
 		probs = append(probs, "names no toolproc metric")
 	}
 	for l := range used {
@@ -379,7 +390,9 @@ func TestQueryCheckCatchesMistakes(t *testing.T) {
 		{`sum(rate(toolproc_requests_total_bucket[5m]))`, `"toolproc_requests_total_bucket" is not a metric`},
 		{`sum by (reasons) (rate(toolproc_passthrough_total[5m]))`, `label "reasons"`},
 		{`sum(rate(toolproc_replays_total{outcom="5xx"}[5m]))`, `label "outcom"`},
-		{`sum(rate(toolproc_store_errors_total[5m])`, `unbalanced`},
+		{`sum(rate(toolproc_store_errors_total[5m])`, `PromQL: `},
+		{`sum(rat(toolproc_store_errors_total[5m]))`, `unknown function`},
+		{`histogram_quantile(0.99, sum by (phase) (rate(toolproc_processing_seconds_bucket[5m])))`, `drops le`},
 		{`sum(rate(envoy_cluster_upstream_rq_total[5m]))`, `"envoy_cluster_upstream_rq_total" is not a metric`},
 	} {
 		probs := checkQuery(tc.q, all)
