@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test check-deps node-deps vet validate e2e bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
+.PHONY: run build test test-deploy check-deps node-deps vet validate e2e bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -30,6 +30,14 @@ run: build
 # than skipping them) when it is missing, and says how to install it.
 test: check-deps lint node-deps
 	TOOLPROC_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory test-deploy
+
+# deploy/ is its own Go module (Helm, Kubernetes and CRD validation stay out of the main
+# module's dependencies), so ./... above skips it. Its tests render the Helm chart and
+# validate every object; no cluster, no network (deploy/README.md). No -race: its code is
+# single-threaded test code, and the race build of the Kubernetes libraries costs minutes.
+test-deploy:
+	cd deploy && $(GO) test -count=1 ./...
 
 check-deps:
 	@command -v redis-server >/dev/null 2>&1 || { echo "redis-server not found; install it: apt-get install -y redis-server"; exit 1; }
@@ -41,10 +49,13 @@ node-deps:
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
-# Envoy configs against go-control-plane's protos plus the C++-only rules.
+# Envoy configs against go-control-plane's protos plus the C++-only rules; the Helm chart
+# and the Envoy Gateway / Istio manifests against Kubernetes types and CRD schemas.
 validate:
 	$(GO) test -count=1 ./envoy/
+	cd deploy && $(GO) test -count=1 ./...
 
 # End-to-end tests through the Envoy stand-in only.
 e2e:
@@ -100,6 +111,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
+	cd deploy && $(GO) run $(STATICCHECK) ./...
 
 fmt:
 	gofmt -w .

@@ -1,12 +1,12 @@
-// Package envoy_test validates the deployable Envoy configuration in this folder without an
+// The tests of this folder validate the deployable Envoy configuration in this folder without an
 // Envoy binary: every bootstrap is parsed strictly with go-control-plane's protos, every
 // message (including those inside typed_config Anys) runs protoc-gen-validate's ValidateAll,
-// and hand-written checks cover what only Envoy's C++ enforces (rules_test.go). The compose
-// file, Dockerfile and Istio EnvoyFilter get structural checks (deploy_test.go).
+// and hand-written checks cover what only Envoy's C++ enforces (rules.go). The compose
+// file, Dockerfile and Istio EnvoyFilter get structural checks (deploy_test.go, istio.go).
 //
 // The negative tests prove each check fires on a realistic mistake, with a message naming the
 // file and the path of the offending field.
-package envoy_test
+package envoy
 
 import (
 	"encoding/json"

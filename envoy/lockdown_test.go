@@ -1,4 +1,4 @@
-package envoy_test
+package envoy
 
 import (
 	"fmt"

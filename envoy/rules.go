@@ -1,4 +1,4 @@
-package envoy_test
+package envoy
 
 // Hand-written checks for rules that only Envoy's C++ enforces (at config load or, worse, at
 // request time), plus toolproc's own deployment invariants. protoc-gen-validate cannot see
@@ -232,7 +232,7 @@ func checkHCM(rep *report, l *listenerv3.Listener, h *hcmRef, clusters map[strin
 			if limit > toolprocMaxRecvBytes-grpcHeadroomBytes {
 				rep.add(path, "effective buffer limit %d bytes (max of listener per_connection_buffer_limit_bytes and request_body_buffer_limit) "+
 					"does not fit in toolproc's default 64 MiB gRPC max receive size with 1 MiB headroom; a body that large would fail with RESOURCE_EXHAUSTED. "+
-					"Lower the limit, or raise toolproc's server.max_recv_msg_bytes and toolprocMaxRecvBytes in rules_test.go together", limit)
+					"Lower the limit, or raise toolproc's server.max_recv_msg_bytes and toolprocMaxRecvBytes in envoy/rules.go together", limit)
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package envoy_test
+package envoy
 
 // Generic, schema-level validation of Envoy configs against go-control-plane's protos:
 // strict protojson parsing (with a locator that turns "unknown field" / bad enum errors into a
