@@ -159,6 +159,10 @@ func (k Keyring) tenantHash(name, value string) string {
 // chars (128 bits) of HMAC-SHA-256(secret, tenant 0x00 content). It is
 // deterministic across turns, restarts and replicas that share the secret.
 func (k Keyring) ID(tenant string, content []byte) string {
+	return digests.get(memoID, string(k.secret), tenant, content, func() string { return k.id(tenant, content) })
+}
+
+func (k Keyring) id(tenant string, content []byte) string {
 	h := hmac.New(sha256.New, k.secret)
 	h.Write([]byte("toolproc/id/v2\x00"))
 	h.Write([]byte(tenant))
@@ -206,6 +210,10 @@ const cacheFormat = "toolproc/cache/v1"
 // its options, e.g. "local budget=4096 keep=head+tail"); it is
 // length-prefixed, so no strategy/content split can collide with another.
 func CacheKey(content []byte, strategy string) string {
+	return digests.get(memoKey, "", strategy, content, func() string { return cacheKey(content, strategy) })
+}
+
+func cacheKey(content []byte, strategy string) string {
 	h := sha256.New()
 	h.Write([]byte(cacheFormat))
 	h.Write([]byte{0})

@@ -226,3 +226,22 @@ func TestKeyringSecretChangesEverything(t *testing.T) {
 		t.Fatalf("audit ref %q", ref)
 	}
 }
+
+// TestDigestMemo: remembered ids and cache keys are exactly the computed
+// ones, for contents above and below the memo's floor, and differ by
+// secret, tenant and strategy.
+func TestDigestMemo(t *testing.T) {
+	a, b := NewKeyring([]byte("secret-a")), NewKeyring([]byte("secret-b"))
+	for _, n := range []int{10, minMemoContent, 50_000} {
+		content := []byte(strings.Repeat("x", n))
+		for range 2 { // computed, then remembered
+			if a.ID("t1", content) != a.id("t1", content) || CacheKey(content, "s1") != cacheKey(content, "s1") {
+				t.Fatalf("size %d: a remembered digest differs from the computed one", n)
+			}
+		}
+		if a.ID("t1", content) == a.ID("t2", content) || a.ID("t1", content) == b.ID("t1", content) ||
+			CacheKey(content, "s1") == CacheKey(content, "s2") {
+			t.Fatalf("size %d: digests of different tenants, secrets or strategies agree", n)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,4 +224,21 @@ func TestQuoteString(t *testing.T) {
 			t.Errorf("QuoteString(%q) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// FuzzQuoteString: the hand-written quoter writes exactly what
+// encoding/json writes with HTML escaping off, for any bytes.
+func FuzzQuoteString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "\b\f\n\r\t\x00\x1f\x7f", "<&>", "héllo 🙂", "\u2028\u2029", "\xff\xfe bad", "x\xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		if want := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(QuoteString(s), want) {
+			t.Fatalf("QuoteString(%q) = %s, encoding/json %s", s, QuoteString(s), want)
+		}
+	})
 }

@@ -250,7 +250,9 @@ func newEnv(o options, upstream string) (*env, error) {
 	e := &env{o: o, upstream: upstream, dir: dir}
 	e.listen, e.replay, e.grpc, e.admin = freeAddr(), freeAddr(), freeAddr(), freeAddr()
 	args := []string{"-listen", e.listen, "-replay-listen", e.replay, "-extproc", e.grpc,
-		"-upstream", upstream, "-response-body-mode", "FULL_DUPLEX_STREAMED", "-xml-profile", ""}
+		"-upstream", upstream, "-response-body-mode", "FULL_DUPLEX_STREAMED", "-xml-profile", "",
+		// envoy/envoy.yaml's message_timeout: under the load check a body waits its turn for a core.
+		"-message-timeout", "30s"}
 	if o.profiles != "" {
 		args = append(args, "-cpuprofile", filepath.Join(o.profiles, "standin.pprof"))
 	}
