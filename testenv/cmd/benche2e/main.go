@@ -581,6 +581,19 @@ func runLoad(o options, e *env, bb *benchbody.Builder) error {
 	firsts := make([]time.Duration, o.sseStreams)
 	before = goroutines(e.admin)
 	start = time.Now()
+	cpu0 := procCPU(pid)
+	var peakRSS atomic.Int64
+	sampling := make(chan struct{})
+	go func() {
+		for {
+			peakRSS.Store(max(peakRSS.Load(), procStatus(pid, "VmRSS")))
+			select {
+			case <-sampling:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
 	for i := range o.sseStreams {
 		wg.Add(1)
 		go func() {
@@ -595,10 +608,14 @@ func runLoad(o options, e *env, bb *benchbody.Builder) error {
 		}()
 	}
 	wg.Wait()
+	took = time.Since(start)
+	cpu := procCPU(pid) - cpu0
+	close(sampling)
 	time.Sleep(3 * time.Second)
 	f50, f99 := percentiles(firsts)
-	fmt.Printf("- %d concurrent SSE streams of %d events (one per 50 ms, %s): %d errors, %d short, done in %s; first byte p50 %.2f ms, p99 %.2f ms; toolproc peak RSS %s; goroutines %d before, %d after\n",
-		o.sseStreams, events, o.sseDuration, serr.Load(), short.Load(), time.Since(start).Round(time.Second), ms(f50), ms(f99), mib(procStatus(pid, "VmHWM")), before, goroutines(e.admin))
+	fmt.Printf("- %d concurrent SSE streams of %d events (one per 50 ms, %s): %d errors, %d short, done in %s; first byte p50 %.2f ms, p99 %.2f ms; toolproc RSS at most %s while streaming, CPU %.0f%% of a core (%.1f µs per event); goroutines %d before, %d after\n",
+		o.sseStreams, events, o.sseDuration, serr.Load(), short.Load(), took.Round(time.Second), ms(f50), ms(f99), mib(peakRSS.Load()),
+		100*cpu.Seconds()/took.Seconds(), float64(cpu.Microseconds())/float64(o.sseStreams*events), before, goroutines(e.admin))
 	return nil
 }
 
