@@ -370,7 +370,7 @@ func (f *Filter) ref(value string) (id, hint string) {
 	if f.env.Store == nil || f.env.Tenant == "" {
 		return "", ""
 	}
-	id = f.env.Keys.ID(f.env.Tenant, []byte(value))
+	id = f.env.Keys.ID(f.env.Tenant, shadow.ReadOnlyBytes(value))
 	return id, expandHint(f.opts.Tool, id)
 }
 
@@ -384,7 +384,7 @@ func (f *Filter) keep(values []keptValue) {
 		if v.id == "" {
 			continue
 		}
-		if err := shadow.Keep(f.env.Ctx, f.env.Store, f.env.Tenant, shadow.Original, v.id, []byte(v.value)); err != nil {
+		if err := shadow.Keep(f.env.Ctx, f.env.Store, f.env.Tenant, shadow.Original, v.id, shadow.ReadOnlyBytes(v.value)); err != nil {
 			f.Stats.StoreErrors++
 			continue
 		}

@@ -197,7 +197,7 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 		return done(OutcomeHasRef)
 	}
 
-	orig := []byte(text)
+	orig := ReadOnlyBytes(text)
 	id := f.env.Keys.ID(f.env.Tenant, orig)
 	ref := Reference(id, len(orig), f.opts.Tool)
 	// The hint is part of the key: the strategy reads it to pick the kind

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"strings"
+	"unsafe"
 )
 
 // Anonymous is the tenant of requests that carry no credential, or only a
@@ -174,6 +175,12 @@ func (k Keyring) id(tenant string, content []byte) string {
 	hex.Encode(out[len(IDPrefix):], h.Sum(sum[:0])[:idHexLen/2])
 	return string(out[:])
 }
+
+// ReadOnlyBytes is s as a byte slice without a copy, for the hashes and
+// store writes that only read it (a store copies what it keeps): a result's
+// text is tens of kilobytes, and the copies were a measurable part of a
+// request whose results were all cached. Never write to it.
+func ReadOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // AuditRef is what an audit log may show of a shadow id: enough to match
 // the lines of one result, useless as an expand_context argument (ids are
