@@ -190,7 +190,7 @@ func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, 
 	if refs == 0 && (!(p.Compress.Enabled || p.Tiers.Enabled) || !offer) {
 		return rr, nil
 	}
-	injected, changed, ierr := wire.InjectExpandToolValid(ep.Dialect, out)
+	injected, changed, ierr := conv.InjectExpandTool(out)
 	if ierr != nil || !changed {
 		if refs == 0 {
 			return rr, nil

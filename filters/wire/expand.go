@@ -116,15 +116,30 @@ func InjectExpandTool(d Dialect, body []byte) (out []byte, changed bool, err err
 // with one copy. The inserted text is a constant of this file, so the
 // output is valid whenever the body was.
 func InjectExpandToolValid(d Dialect, body []byte) (out []byte, changed bool, err error) {
+	return injectExpandTool(d, body, rootNode(body), nil)
+}
+
+// InjectExpandTool is the package function for out, a body spliced from
+// the conversation's (or the conversation's own): when no edit changed it,
+// the top level read by the parse is used as it is.
+func (c *Conversation) InjectExpandTool(out []byte) ([]byte, bool, error) {
+	if len(out) == len(c.Body) && len(out) > 0 && &out[0] == &c.Body[0] {
+		return injectExpandTool(c.Dialect, out, c.root, c.top())
+	}
+	return InjectExpandToolValid(c.Dialect, out)
+}
+
+func injectExpandTool(d Dialect, body []byte, top node, get func(string) gjson.Result) (out []byte, changed bool, err error) {
 	if !d.Valid() {
 		return body, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
 	}
-	top := rootNode(body)
 	if !top.IsObject() {
 		return body, false, ErrNotJSON
 	}
 	root := gjson.Result{Type: gjson.JSON, Raw: top.Raw, Index: top.Index}
-	get := topGetter(top)
+	if get == nil {
+		get = topGetter(top)
+	}
 	if hasExpandTool(d, get) {
 		return body, false, nil
 	}

@@ -87,13 +87,32 @@ func objectAt(s string, i, base int, ends map[int]int) node {
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // rootNode is the node of a whole (checked) body.
+// A checked body is one value between optional spaces, so the root's end
+// is the last byte that is not a space: no scan.
 func rootNode(body []byte) node {
 	s := view(body)
 	i := skipSpace(s, 0)
 	if i >= len(s) {
 		return node{}
 	}
-	return valueAt(s, i, 0, nil)
+	end := len(s)
+	for end > i && (s[end-1] == ' ' || s[end-1] == '\t' || s[end-1] == '\n' || s[end-1] == '\r') {
+		end--
+	}
+	n := node{Raw: s[i:end], Index: i, Type: gjson.Number}
+	switch s[i] {
+	case '"':
+		n.Type = gjson.String
+	case '{', '[':
+		n.Type = gjson.JSON
+	case 't':
+		n.Type = gjson.True
+	case 'f':
+		n.Type = gjson.False
+	case 'n':
+		n.Type = gjson.Null
+	}
+	return n
 }
 
 // valueAt reads the value starting at s[i] (no leading space); s starts
