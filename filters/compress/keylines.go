@@ -45,6 +45,54 @@ func KeyLines(text string, max int) (lines []string, more int) {
 	return lines, more
 }
 
+// KeyLinesFailed is KeyLines and Failed in one pass over text: the
+// tiers ask both of every old command output, and the line classifiers
+// they share are most of the work (issue 14). Same answers as the two.
+func KeyLinesFailed(text string, max int) (lines []string, more int, failed bool) {
+	if max <= 0 {
+		max = MaxKeyLines
+	}
+	seen := make(map[string]struct{})
+	for rest := text; rest != ""; {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		k := strings.TrimSuffix(l, "\r")
+		blank := strings.TrimSpace(k) == ""
+		// The classifiers read a line and the same line without its \r
+		// alike but for a few suffix tests; share them only when equal.
+		shared := len(k) == len(l)
+		var failing, summary, known bool
+		if !failed && len(l) <= 2000 {
+			t := strings.TrimSpace(l)
+			failing, summary, known = isFailingTest(l), isSummaryLine(l), true
+			failed = failing || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
+				summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))
+		}
+		if len(k) > MaxKeyLineBytes || blank {
+			continue
+		}
+		key := false
+		if known && shared {
+			key = failing || summary || isErrorLine(k) && !strings.Contains(k, "Traceback (most recent call last)")
+		} else {
+			key = isKeyLine(k)
+		}
+		if !key {
+			continue
+		}
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		if len(lines) == max {
+			more++
+			continue
+		}
+		lines = append(lines, k)
+	}
+	return lines, more, failed
+}
+
 // Failed reports whether an output says the command behind it failed: a
 // failing test, a failing run summary, an exit notice or a traceback.
 func Failed(text string) bool {

@@ -103,7 +103,7 @@ func isSummaryLine(l string) bool {
 		// Every pattern below but two starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests
 		// (the classifier's hottest predicate, issue 14).
-		return containsWord(t, "examples, ") && strings.Contains(t, " failure") || isExitNotice(t)
+		return strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") && strings.Contains(t, " failure") || isExitNotice(t)
 	}
 	switch {
 	case strings.HasPrefix(t, "Ran ") && strings.Contains(t, " test"): // unittest
@@ -125,7 +125,7 @@ func isSummaryLine(l string) bool {
 		return true
 	case strings.HasPrefix(t, "error: test failed"), strings.HasPrefix(t, "error: could not compile"):
 		return true
-	case containsWord(t, "examples, ") && strings.Contains(t, " failure"): // rspec
+	case strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") && strings.Contains(t, " failure"): // rspec
 		return true
 	case strings.HasPrefix(t, "Tests: ") && strings.Contains(t, "Assertions:"), t == "FAILURES!", t == "ERRORS!": // phpunit
 		return true
@@ -342,7 +342,7 @@ func isErrorLine(l string) bool {
 	if strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
 		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
 		strings.Contains(t, "Segmentation fault") || strings.Contains(t, "core dumped") ||
-		containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+		strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
 		return true
 	}
 	if hasErrorWord(t) || strings.HasPrefix(t, "error ") {

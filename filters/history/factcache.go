@@ -23,9 +23,10 @@ type facts struct {
 // error result are read.
 func factsOf(text string, full bool) facts {
 	f := facts{lines: clamp.CountLines(text)}
-	f.key, f.more = compress.KeyLines(text, maxErrorLines)
 	if full {
-		f.failed = compress.Failed(text)
+		f.key, f.more, f.failed = compress.KeyLinesFailed(text, maxErrorLines)
+	} else {
+		f.key, f.more = compress.KeyLines(text, maxErrorLines)
 	}
 	return f
 }
