@@ -17,24 +17,33 @@ func Detect(text string, hint Hint) Kind {
 	if looksJSON(text) {
 		return KindJSON
 	}
-	s := scan(text)
+	// The line scan is most of Detect's cost; a command that names its
+	// kind (pytest, go test) needs none of it.
+	var scanned *scanStats
+	s := func() *scanStats {
+		if scanned == nil {
+			v := scan(text)
+			scanned = &v
+		}
+		return scanned
+	}
 	switch kindFromTool(hint) {
 	case KindFileRead:
 		// A test report or a `go test -json` stream opened with a read
 		// tool is read for its failures.
-		if s.isTest() {
+		if s().isTest() {
 			return KindTestLog
 		}
-		if s.listing() && contains(editorTools, strings.ToLower(hint.ToolName)) {
+		if s().listing() && contains(editorTools, strings.ToLower(hint.ToolName)) {
 			return KindDirListing // the editor's view of a directory
 		}
 		return KindFileRead
 	case KindSearch:
-		if s.hits > 0 || s.listing() {
+		if s().hits > 0 || s().listing() {
 			return KindSearch
 		}
 	case KindDirListing:
-		if s.listing() || s.hits == 0 && s.diagnostics == 0 {
+		if s().listing() || s().hits == 0 && s().diagnostics == 0 {
 			return KindDirListing
 		}
 	}
@@ -42,23 +51,23 @@ func Detect(text string, hint Hint) Kind {
 	case KindTestLog:
 		return KindTestLog
 	case KindDiff:
-		if s.isDiff() {
+		if s().isDiff() {
 			return KindDiff
 		}
 	case KindSearch:
-		if (s.hits > 0 || s.plainHits*2 > s.nonEmpty) && !s.isTest() {
+		if (s().hits > 0 || s().plainHits*2 > s().nonEmpty) && !s().isTest() {
 			return KindSearch
 		}
 	case KindDirListing:
-		if !s.isTest() && s.diagnostics == 0 {
+		if !s().isTest() && s().diagnostics == 0 {
 			return KindDirListing
 		}
 	case KindFileRead:
-		if !s.isTest() && !s.isDiff() {
+		if !s().isTest() && !s().isDiff() {
 			return KindFileRead
 		}
 	}
-	return s.kind()
+	return s().kind()
 }
 
 // Tool names by what their output is, lower-cased. Claude Code, Codex,
