@@ -96,8 +96,8 @@ bench-e2e: build
 # The request path's Go benchmarks alone (benchstat-friendly: COUNT runs).
 COUNT ?= 6
 bench-speed:
-	$(GO) test -run='^$$' -bench='^Benchmark(Request|Rewrite)$$' -benchmem -count=$(COUNT) ./extproc/
-	$(GO) test -run='^$$' -bench='^Benchmark(Check|CheckToolOutputs|Parse)' -benchmem -count=$(COUNT) ./filters/jsonsafe/ ./filters/wire/
+	$(GO) test -run='^$$' -bench='^Benchmark(Request|Rewrite|ScanOnly)$$' -benchmem -count=$(COUNT) ./extproc/
+	$(GO) test -run='^$$' -bench='^Benchmark(Check|CheckToolOutputs|Parse|Unquote)' -benchmem -count=$(COUNT) ./filters/jsonsafe/ ./filters/wire/
 
 # Short fuzzing of every fuzz target (FUZZTIME each).
 fuzz:
