@@ -35,9 +35,9 @@ type Options struct {
 	MaxDepth      int
 	DuplicateKeys bool // report ErrDuplicateKey
 	// Ends, when set, receives where values end (the index after their
-	// last byte) by where they start: every array and object nested at most
-	// EndsDepth deep (the top-level value is depth 0), and every string
-	// longer than 64 bytes among their values. A reader that walks the
+	// last byte) by where they start: the arrays and objects nested at most
+	// EndsDepth deep (the top-level value is depth 0), and the strings among
+	// their values, that are longer than 64 bytes. A reader that walks the
 	// checked body afterwards skips them without reading them again.
 	Ends      map[int]int
 	EndsDepth int
@@ -99,6 +99,12 @@ func skipString[T ~string | ~[]byte](b T, i int) int {
 	return -1
 }
 
+// minRecorded is the size past which Options.Ends records a value: a
+// smaller one is as quickly scanned as looked up, and recording every
+// value would let a body of many tiny containers ("[[],[],…]") cost a map
+// entry per few bytes.
+const minRecorded = 64
+
 // frame is one open container. keys is where its keys start in the shared
 // key list; set replaces the linear search once an object is large.
 type frame struct {
@@ -136,9 +142,7 @@ func check(b string, o Options) error {
 				closer = '}'
 			}
 			if i < len(b) && b[i] == closer {
-				if o.Ends != nil && len(stack) <= o.EndsDepth+1 {
-					o.Ends[stack[len(stack)-1].start] = i + 1
-				}
+				// An empty container is never recorded (see minRecorded).
 				stack = stack[:len(stack)-1]
 				i++
 				goto after
@@ -155,7 +159,7 @@ func check(b string, o Options) error {
 			if end < 0 {
 				return ErrInvalid
 			}
-			if o.Ends != nil && end-i > 64 && len(stack) <= o.EndsDepth+1 {
+			if o.Ends != nil && end-i > minRecorded && len(stack) <= o.EndsDepth+1 {
 				o.Ends[i] = end + 1
 			}
 			i = end + 1
@@ -208,7 +212,7 @@ func check(b string, o Options) error {
 				if (b[i] == '}') != top.object {
 					return ErrInvalid
 				}
-				if o.Ends != nil && len(stack) <= o.EndsDepth+1 {
+				if o.Ends != nil && len(stack) <= o.EndsDepth+1 && i+1-top.start > minRecorded {
 					o.Ends[top.start] = i + 1
 				}
 				keys = keys[:top.keys]

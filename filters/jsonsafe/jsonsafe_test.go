@@ -294,3 +294,37 @@ func TestSkipPlain(t *testing.T) {
 		t.Fatalf("UTF-8 run: stopped at %d, want 40", got)
 	}
 }
+
+// TestEnds: the check records where large values end, at the depths asked,
+// with the exact offsets, and nothing for small values, so a body of many
+// tiny containers costs no map entry per container.
+func TestEnds(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	body := `{"a":[{"s":"` + long + `"},[],{"t":1}],"deep":[[[[[["` + long + `"]]]]]]}`
+	ends := map[int]int{}
+	if err := Check([]byte(body), Options{Ends: ends, EndsDepth: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for start, end := range ends {
+		if end <= start || end > len(body) || Check([]byte(body[start:end]), Options{}) != nil {
+			t.Fatalf("ends[%d] = %d: %q is not one value", start, end, body[start:end])
+		}
+	}
+	for _, want := range []string{body, `[{"s":"` + long + `"},[],{"t":1}]`, `{"s":"` + long + `"}`, `"` + long + `"`} {
+		start := strings.Index(body, want)
+		if ends[start] != start+len(want) {
+			t.Errorf("%.30q… at %d: recorded end %d, want %d", want, start, ends[start], start+len(want))
+		}
+	}
+	if len(ends) != 6 { // the four above, "deep"'s list and its child at depth 2; nothing deeper, nothing small
+		t.Errorf("recorded %d values, want 6: %v", len(ends), ends)
+	}
+	tiny := []byte(`{"messages":[` + strings.Repeat(`[],`, 300_000) + `[]]}`)
+	ends = map[int]int{}
+	if err := Check(tiny, Options{Ends: ends, EndsDepth: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ends) > 2 {
+		t.Fatalf("a body of tiny containers recorded %d of them", len(ends))
+	}
+}
