@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // Tool calls: finding the call a fragment belongs to, holding fragments
@@ -17,7 +19,7 @@ func (n *oaiChat) onPieces(pieces []xmlPiece) {
 		switch p.Kind {
 		case xmlText, xmlFinal:
 			if p.Text != "" {
-				n.emitText(string(xmlAppendJSONString(nil, p.Text)))
+				n.emitText(string(wire.AppendString(nil, p.Text)))
 			}
 		case xmlCall:
 			c := n.newCall()
@@ -194,9 +196,9 @@ func (n *oaiChat) startCall(c *oaiCall) {
 	b = append(b, `{"tool_calls":[{"index":`...)
 	b = strconv.AppendInt(b, int64(c.out), 10)
 	b = append(b, `,"id":`...)
-	b = xmlAppendJSONString(b, id)
+	b = wire.AppendString(b, id)
 	b = append(b, `,"type":"function","function":{"name":`...)
-	b = xmlAppendJSONString(b, c.name)
+	b = wire.AppendString(b, c.name)
 	b = append(b, `,"arguments":""}}]}`...)
 	n.emitDelta(b)
 }
@@ -206,7 +208,7 @@ func (n *oaiChat) emitArgs(c *oaiCall, frag []byte) {
 	b = append(b, `{"tool_calls":[{"index":`...)
 	b = strconv.AppendInt(b, int64(c.out), 10)
 	b = append(b, `,"function":{"arguments":`...)
-	b = xmlAppendJSONString(b, string(frag))
+	b = wire.AppendString(b, string(frag))
 	b = append(b, `}}]}`...)
 	n.emitDelta(b)
 }

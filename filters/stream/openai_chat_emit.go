@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // Emission: content and other deltas, the envelope, the finish and usage
@@ -146,7 +147,7 @@ func (n *oaiChat) fixEnvelope() {
 	}
 	n.envFixed = true
 	if n.envID == "" {
-		n.envID = string(xmlAppendJSONString(nil, "chatcmpl-"+n.opts.callID()[len("call_"):]))
+		n.envID = string(wire.AppendString(nil, "chatcmpl-"+n.opts.callID()[len("call_"):]))
 	}
 	if n.envCreated == "" {
 		n.envCreated = "0"
@@ -176,7 +177,7 @@ func (n *oaiChat) appendChunk(delta, finish, usage string) {
 		if finish == "" {
 			b = append(b, "null"...)
 		} else {
-			b = xmlAppendJSONString(b, finish)
+			b = wire.AppendString(b, finish)
 		}
 		b = append(b, "}]"...)
 	}
@@ -233,9 +234,9 @@ func oaiAppendComment(dst, raw []byte) []byte {
 // and VS Code all report: a top-level "error" object.
 func oaiErrorChunk(message, typ string) []byte {
 	b := []byte(`{"error":{"message":`)
-	b = xmlAppendJSONString(b, message)
+	b = wire.AppendString(b, message)
 	b = append(b, `,"type":`...)
-	b = xmlAppendJSONString(b, typ)
+	b = wire.AppendString(b, typ)
 	return append(b, "}}"...)
 }
 

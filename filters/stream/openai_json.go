@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // FixOpenAIChatJSON repairs a non-streaming chat.completion body (client
@@ -59,11 +60,11 @@ func FixOpenAIChatJSON(body []byte, opts Options) (out []byte, changed bool) {
 				case xmlCall:
 					blocks++
 					b := []byte(`{"id":`)
-					b = xmlAppendJSONString(b, opts.callID())
+					b = wire.AppendString(b, opts.callID())
 					b = append(b, `,"type":"function","function":{"name":`...)
-					b = xmlAppendJSONString(b, p.Name)
+					b = wire.AppendString(b, p.Name)
 					b = append(b, `,"arguments":`...)
-					b = xmlAppendJSONString(b, p.Args)
+					b = wire.AppendString(b, p.Args)
 					calls = append(calls, append(b, "}}"...))
 					callsChanged = true
 				}
@@ -74,7 +75,7 @@ func FixOpenAIChatJSON(body []byte, opts Options) (out []byte, changed bool) {
 				if rest == "" && len(calls) > 0 {
 					raw = []byte("null")
 				} else {
-					raw = xmlAppendJSONString(nil, rest)
+					raw = wire.AppendString(nil, rest)
 				}
 				out, _ = sjson.SetRawBytes(out, prefix+".message.content", raw)
 				changed = true

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // XML tool calls (seed 002): a text-only upstream
@@ -242,7 +244,7 @@ func xmlBlock(name, body, raw string) xmlPiece {
 		if i > 0 {
 			args = append(args, ',')
 		}
-		args = xmlAppendJSONString(args, p.name)
+		args = wire.AppendString(args, p.name)
 		args = append(args, ':')
 		args = xmlAppendValue(args, p.value)
 	}
@@ -304,58 +306,5 @@ func xmlAppendValue(dst []byte, v string) []byte {
 			}
 		}
 	}
-	return xmlAppendJSONString(dst, v)
-}
-
-// xmlAppendJSONString appends s as a JSON string without HTML escaping;
-// invalid UTF-8 becomes U+FFFD.
-func xmlAppendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			// Valid JSON either way; escaped so a JavaScript client's line
-			// splitting can never see them.
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return wire.AppendString(dst, v)
 }

@@ -73,7 +73,11 @@ func Apply(body []byte, edits []Edit) ([]byte, error) {
 // reflection and buffer were a tenth of a request's CPU once the rest of
 // the path stopped copying (issue 14).
 func QuoteString(s string) []byte {
-	out := make([]byte, 0, len(s)+len(s)/16+2)
+	return AppendString(make([]byte, 0, len(s)+len(s)/16+2), s)
+}
+
+// AppendString appends s to out as QuoteString writes it.
+func AppendString(out []byte, s string) []byte {
 	out = append(out, '"')
 	start := 0
 	for i := 0; i < len(s); {
