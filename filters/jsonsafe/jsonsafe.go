@@ -13,6 +13,8 @@ package jsonsafe
 import (
 	"errors"
 	"math/bits"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -271,61 +273,80 @@ func objectKey(b string, i int, dups bool, f *frame, keys *[]string) (int, error
 
 // decodeKey returns the key as the provider's JSON reader sees it: escapes
 // resolved, so "content" and "\u0063ontent" are the same key.
-func decodeKey(raw string) string {
-	j := 0
-	for j < len(raw) && raw[j] != '\\' {
-		j++
+func decodeKey(raw string) string { return Unescape(raw) }
+
+// Unescape decodes the body of a JSON string literal (quotes excluded)
+// that Check accepted. Without escapes it returns s itself, no copy.
+// Invalid surrogate escapes become U+FFFD, as encoding/json decodes them;
+// bytes that are not UTF-8 pass through as they are.
+func Unescape(s string) string {
+	k := strings.IndexByte(s, '\\')
+	if k < 0 {
+		return s
 	}
-	if j == len(raw) {
-		return string(raw)
-	}
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			out = append(out, c)
-			continue
+	out := make([]byte, 0, len(s))
+	for k >= 0 {
+		out = append(out, s[:k]...)
+		s = s[k:]
+		if len(s) < 2 {
+			break
 		}
-		i++
-		switch raw[i] {
+		switch c := s[1]; c {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
 		case 'b':
 			out = append(out, '\b')
 		case 'f':
 			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
 		case 'u':
-			r := rune(hex4(raw[i+1 : i+5]))
-			i += 4
-			if r >= 0xD800 && r < 0xDC00 && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-				lo := rune(hex4(raw[i+3 : i+7]))
-				if lo >= 0xDC00 && lo < 0xE000 {
-					r = (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000
-					i += 6
-				}
-			}
+			r, used := unicodeEscape(s)
 			out = utf8.AppendRune(out, r)
-		default:
-			out = append(out, raw[i])
+			s = s[used:]
+			k = strings.IndexByte(s, '\\')
+			continue
+		default: // '"', '\\', '/'
+			out = append(out, c)
+		}
+		s = s[2:]
+		k = strings.IndexByte(s, '\\')
+	}
+	out = append(out, s...)
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+// unicodeEscape decodes the \uXXXX escape (and its low surrogate, when it
+// is the high half of a pair) at the start of s; used is how many bytes it
+// took.
+func unicodeEscape(s string) (r rune, used int) {
+	if len(s) < 6 {
+		return utf8.RuneError, len(s)
+	}
+	r = rune(hex4(s[2:6]))
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if pair := utf16.DecodeRune(r, rune(hex4(s[8:12]))); pair != utf8.RuneError {
+			return pair, 12
 		}
 	}
-	return string(out)
+	return utf8.RuneError, 6
 }
 
 func hex4(h string) int {
 	n := 0
-	for i := 0; i < 4; i++ {
+	for i := range 4 {
 		c := h[i]
 		switch {
 		case c >= '0' && c <= '9':
 			n = n<<4 | int(c-'0')
 		case c >= 'a' && c <= 'f':
 			n = n<<4 | int(c-'a'+10)
-		default:
+		case c >= 'A' && c <= 'F':
 			n = n<<4 | int(c-'A'+10)
 		}
 	}

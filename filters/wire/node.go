@@ -3,11 +3,11 @@ package wire
 import (
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // node is one JSON value of a request body that jsonsafe.Check already
@@ -99,42 +99,31 @@ func rootNode(body []byte) node {
 	for end > i && (s[end-1] == ' ' || s[end-1] == '\t' || s[end-1] == '\n' || s[end-1] == '\r') {
 		end--
 	}
-	n := node{Raw: s[i:end], Index: i, Type: gjson.Number}
-	switch s[i] {
-	case '"':
-		n.Type = gjson.String
-	case '{', '[':
-		n.Type = gjson.JSON
-	case 't':
-		n.Type = gjson.True
-	case 'f':
-		n.Type = gjson.False
-	case 'n':
-		n.Type = gjson.Null
-	}
-	return n
+	return node{Raw: s[i:end], Index: i, Type: typeAt(s[i])}
 }
 
 // valueAt reads the value starting at s[i] (no leading space); s starts
 // at body offset base.
 func valueAt(s string, i, base int, ends map[int]int) node {
 	end := skipValue(s, i, base, ends)
-	n := node{Raw: s[i:end], Index: i, ends: ends}
-	switch s[i] {
+	return node{Raw: s[i:end], Index: i, ends: ends, Type: typeAt(s[i])}
+}
+
+// typeAt is the kind of the value whose first byte is c.
+func typeAt(c byte) gjson.Type {
+	switch c {
 	case '"':
-		n.Type = gjson.String
+		return gjson.String
 	case '{', '[':
-		n.Type = gjson.JSON
+		return gjson.JSON
 	case 't':
-		n.Type = gjson.True
+		return gjson.True
 	case 'f':
-		n.Type = gjson.False
+		return gjson.False
 	case 'n':
-		n.Type = gjson.Null
-	default:
-		n.Type = gjson.Number
+		return gjson.Null
 	}
-	return n
+	return gjson.Number
 }
 
 // skipValue returns the index just after the value starting at s[i].
@@ -372,81 +361,6 @@ func (n node) member(key string) node {
 	return found
 }
 
-// unquote decodes a JSON string literal (quotes included). A literal
-// without escapes is returned as a view, without a copy. Invalid surrogate
-// escapes become U+FFFD, as encoding/json decodes them; bytes that are not
-// UTF-8 pass through as they are (QuoteString repairs them on the way out).
-func unquote(lit string) string {
-	s := lit[1 : len(lit)-1]
-	k := strings.IndexByte(s, '\\')
-	if k < 0 {
-		return s
-	}
-	out := make([]byte, 0, len(s))
-	for k >= 0 {
-		out = append(out, s[:k]...)
-		s = s[k:]
-		if len(s) < 2 {
-			break
-		}
-		switch c := s[1]; c {
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'u':
-			r, used := unicodeEscape(s)
-			out = utf8.AppendRune(out, r)
-			s = s[used:]
-			k = strings.IndexByte(s, '\\')
-			continue
-		default: // '"', '\\', '/'
-			out = append(out, c)
-		}
-		s = s[2:]
-		k = strings.IndexByte(s, '\\')
-	}
-	out = append(out, s...)
-	return unsafe.String(unsafe.SliceData(out), len(out))
-}
-
-// unicodeEscape decodes the \uXXXX escape (and its low surrogate, when it
-// is the high half of a pair) at the start of s; used is how many bytes it
-// took.
-func unicodeEscape(s string) (r rune, used int) {
-	if len(s) < 6 {
-		return utf8.RuneError, len(s)
-	}
-	r = rune(hex4(s[2:6]))
-	if !utf16.IsSurrogate(r) {
-		return r, 6
-	}
-	if r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-		if pair := utf16.DecodeRune(r, rune(hex4(s[8:12]))); pair != utf8.RuneError {
-			return pair, 12
-		}
-	}
-	return utf8.RuneError, 6
-}
-
-func hex4(h string) int {
-	n := 0
-	for i := range 4 {
-		c := h[i]
-		switch {
-		case c >= '0' && c <= '9':
-			n = n<<4 | int(c-'0')
-		case c >= 'a' && c <= 'f':
-			n = n<<4 | int(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			n = n<<4 | int(c-'A'+10)
-		}
-	}
-	return n
-}
+// unquote decodes a JSON string literal (quotes included) that the check
+// accepted; without escapes it is a view, no copy.
+func unquote(lit string) string { return jsonsafe.Unescape(lit[1 : len(lit)-1]) }
