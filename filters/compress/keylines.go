@@ -21,34 +21,21 @@ const (
 // identifiers, so callers ask only for outputs of commands and for results
 // the tool marked as errors.
 func KeyLines(text string, max int) (lines []string, more int) {
-	if max <= 0 {
-		max = MaxKeyLines
-	}
-	seen := make(map[string]struct{})
-	for rest := text; rest != ""; {
-		var l string
-		l, rest, _ = strings.Cut(rest, "\n")
-		l = strings.TrimSuffix(l, "\r")
-		if len(l) > MaxKeyLineBytes || strings.TrimSpace(l) == "" || !isKeyLine(l) {
-			continue
-		}
-		if _, dup := seen[l]; dup {
-			continue
-		}
-		seen[l] = struct{}{}
-		if len(lines) == max {
-			more++
-			continue
-		}
-		lines = append(lines, l)
-	}
+	lines, more, _ = keyLines(text, max, false)
 	return lines, more
 }
 
-// KeyLinesFailed is KeyLines and Failed in one pass over text: the
-// tiers ask both of every old command output, and the line classifiers
-// they share are most of the work (issue 14). Same answers as the two.
+// KeyLinesFailed is KeyLines plus whether the output says the command
+// behind it failed (a failing test, a failing run summary, an exit notice
+// or a traceback, on lines up to 2,000 bytes), in one pass: the tiers ask
+// both of every old command output, and the line classifiers they share
+// are most of the work (issue 14).
 func KeyLinesFailed(text string, max int) (lines []string, more int, failed bool) {
+	return keyLines(text, max, true)
+}
+
+// keyLines reads the key lines and, with verdict, the failure verdict.
+func keyLines(text string, max int, verdict bool) (lines []string, more int, failed bool) {
 	if max <= 0 {
 		max = MaxKeyLines
 	}
@@ -62,11 +49,9 @@ func KeyLinesFailed(text string, max int) (lines []string, more int, failed bool
 		// alike but for a few suffix tests; share them only when equal.
 		shared := len(k) == len(l)
 		var failing, summary, known bool
-		if !failed && len(l) <= 2000 {
-			t := strings.TrimSpace(l)
-			failing, summary, known = isFailingTest(l), isSummaryLine(l), true
-			failed = failing || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
-				summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))
+		if verdict && !failed && len(l) <= 2000 {
+			failed, failing, summary = lineFails(l)
+			known = true
 		}
 		if len(k) > MaxKeyLineBytes || blank {
 			continue
@@ -93,22 +78,14 @@ func KeyLinesFailed(text string, max int) (lines []string, more int, failed bool
 	return lines, more, failed
 }
 
-// Failed reports whether an output says the command behind it failed: a
-// failing test, a failing run summary, an exit notice or a traceback.
-func Failed(text string) bool {
-	for rest := text; rest != ""; {
-		var l string
-		l, rest, _ = strings.Cut(rest, "\n")
-		if len(l) > 2000 {
-			continue
-		}
-		t := strings.TrimSpace(l)
-		if isFailingTest(l) || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
-			isSummaryLine(l) && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error")) {
-			return true
-		}
-	}
-	return false
+// lineFails says whether one line says its command failed, and what the
+// two classifiers it asks found (KeyLines asks them too).
+func lineFails(l string) (fails, failing, summary bool) {
+	t := strings.TrimSpace(l)
+	failing, summary = isFailingTest(l), isSummaryLine(l)
+	fails = failing || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
+		summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))
+	return fails, failing, summary
 }
 
 func isKeyLine(l string) bool {
