@@ -2,10 +2,10 @@ package history
 
 import (
 	"hash/maphash"
-	"sync"
 
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/memo"
 )
 
 // facts is what a summary reads from an old result's text: its line count,
@@ -34,72 +34,32 @@ func factsOf(text string, full bool) facts {
 // factCache remembers facts by text, because the same old results are
 // summarised again on every later turn of a conversation: past the trigger
 // every request carries them, and reading a 50 KB log for its key lines is
-// the bulk of a tier rewrite. The summary is a pure function of the text,
-// so the cache changes no byte of any request.
-//
-// The key is two 64-bit maphash sums under seeds drawn at start: a caller
-// cannot aim at another text's entry without knowing them, and an accidental
-// collision (2^-128) is far below anything that matters. Memory is bounded
-// by two generations of at most factCacheBytes of key lines each: when the
-// current one fills, it becomes the old one and the old one is dropped, so
-// what a conversation keeps using stays while the rest ages out.
-var factCache = newFactMemo(8 << 20)
+// the bulk of a tier rewrite. Up to two generations of 8 MiB of key lines.
+var factCache = memo.New(8<<20, factsCost)
 
-type factKey [2]uint64
-
-type factMemo struct {
-	mu         sync.Mutex
-	seeds      [2]maphash.Seed
-	cur, old   map[factKey]facts
-	bytes, cap int
-}
-
-func newFactMemo(capBytes int) *factMemo {
-	return &factMemo{
-		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
-		cur:   map[factKey]facts{},
-		cap:   capBytes,
-	}
-}
-
-// get returns the facts of text, reading them on a miss. Texts below
-// minCached are read every time: hashing them costs about as much.
-func (m *factMemo) get(text string, full bool) facts {
-	const minCached = 2048
-	if len(text) < minCached {
-		return factsOf(text, full)
-	}
-	k := factKey{maphash.String(m.seeds[0], text), maphash.String(m.seeds[1], text)}
-	if full {
-		k[1] ^= 1 // the two readings differ
-	}
-	m.mu.Lock()
-	f, ok := m.cur[k]
-	if !ok {
-		if f, ok = m.old[k]; ok {
-			m.put(k, f)
-		}
-	}
-	m.mu.Unlock()
-	if ok {
-		return f
-	}
-	f = factsOf(text, full)
-	m.mu.Lock()
-	m.put(k, f)
-	m.mu.Unlock()
-	return f
-}
-
-// put stores under the lock.
-func (m *factMemo) put(k factKey, f facts) {
+// factsCost is about what an entry holds.
+func factsCost(f facts) int {
 	size := 64
 	for _, l := range f.key {
 		size += len(l) + 16
 	}
-	if m.bytes+size > m.cap {
-		m.old, m.cur, m.bytes = m.cur, map[factKey]facts{}, 0
+	return size
+}
+
+// cachedFacts returns the facts of text, reading them on a miss. Texts below
+// minCached are read every time: hashing them costs about as much.
+func cachedFacts(text string, full bool) facts {
+	const minCached = 2048
+	if len(text) < minCached {
+		return factsOf(text, full)
 	}
-	m.cur[k] = f
-	m.bytes += size
+	reading := byte('e') // the two readings differ
+	if full {
+		reading = 'f'
+	}
+	k := factCache.Key(func(h *maphash.Hash) {
+		_ = h.WriteByte(reading)
+		_, _ = h.WriteString(text)
+	})
+	return factCache.Get(k, func() facts { return factsOf(text, full) })
 }

@@ -56,12 +56,12 @@ func summarizeResult(ex exchange, hint string) string {
 	var fs facts
 	switch ex.category {
 	case Terminal, Other:
-		fs = factCache.get(ex.text, true)
+		fs = cachedFacts(ex.text, true)
 		key, more = fs.key, fs.more
 		failed = failed || fs.failed
 	default:
 		if ex.isError {
-			fs = factCache.get(ex.text, false)
+			fs = cachedFacts(ex.text, false)
 			key, more = fs.key, fs.more
 		} else {
 			fs.lines = clamp.CountLines(ex.text)

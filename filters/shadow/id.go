@@ -160,7 +160,7 @@ func (k Keyring) tenantHash(name, value string) string {
 // chars (128 bits) of HMAC-SHA-256(secret, tenant 0x00 content). It is
 // deterministic across turns, restarts and replicas that share the secret.
 func (k Keyring) ID(tenant string, content []byte) string {
-	return digests.get(memoID, string(k.secret), tenant, content, func() string { return k.id(tenant, content) })
+	return digest(memoID, string(k.secret), tenant, content, func() string { return k.id(tenant, content) })
 }
 
 func (k Keyring) id(tenant string, content []byte) string {
@@ -217,7 +217,7 @@ const cacheFormat = "toolproc/cache/v1"
 // its options, e.g. "local budget=4096 keep=head+tail"); it is
 // length-prefixed, so no strategy/content split can collide with another.
 func CacheKey(content []byte, strategy string) string {
-	return digests.get(memoKey, "", strategy, content, func() string { return cacheKey(content, strategy) })
+	return digest(memoKey, "", strategy, content, func() string { return cacheKey(content, strategy) })
 }
 
 func cacheKey(content []byte, strategy string) string {

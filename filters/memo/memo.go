@@ -1,0 +1,89 @@
+// Package memo remembers values computed from contents that come back on
+// every turn of a conversation (an old tool result is carried by every
+// later request), so that what is derived from them is not derived again.
+//
+// An entry is found by two 64-bit maphash sums of what the value depends
+// on, under seeds drawn when the memo is made: a caller cannot aim at
+// another caller's entry without knowing them, and an accidental collision
+// (2^-128) is far below the 128-bit shadow ids toolproc hands out.
+// Memory is bounded by two generations: when the current one reaches its
+// cost cap it becomes the old one and the old one is dropped, so what a
+// conversation keeps using stays while the rest ages out. A memo changes
+// no output: it only saves recomputing a pure function.
+package memo
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// Key identifies an entry.
+type Key [2]uint64
+
+// Memo is safe for concurrent use.
+type Memo[V any] struct {
+	mu       sync.Mutex
+	seeds    [2]maphash.Seed
+	cur, old map[Key]V
+	used     int
+	capacity int
+	cost     func(V) int
+}
+
+// New returns a memo holding up to capacity units per generation, an
+// entry costing cost(v) units (one each when cost is nil).
+func New[V any](capacity int, cost func(V) int) *Memo[V] {
+	if cost == nil {
+		cost = func(V) int { return 1 }
+	}
+	return &Memo[V]{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, cur: map[Key]V{}, capacity: capacity, cost: cost}
+}
+
+// Key hashes what write writes, once under each seed.
+func (m *Memo[V]) Key(write func(h *maphash.Hash)) Key {
+	var k Key
+	for i, seed := range m.seeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		write(&h)
+		k[i] = h.Sum64()
+	}
+	return k
+}
+
+// Get returns the value remembered under k, or computes, remembers and
+// returns it.
+func (m *Memo[V]) Get(k Key, compute func() V) V {
+	m.mu.Lock()
+	v, ok := m.cur[k]
+	if !ok {
+		if v, ok = m.old[k]; ok {
+			m.put(k, v)
+		}
+	}
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	m.mu.Lock()
+	m.put(k, v)
+	m.mu.Unlock()
+	return v
+}
+
+// Len is how many entries both generations hold.
+func (m *Memo[V]) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.cur) + len(m.old)
+}
+
+func (m *Memo[V]) put(k Key, v V) {
+	c := m.cost(v)
+	if m.used+c > m.capacity {
+		m.old, m.cur, m.used = m.cur, map[Key]V{}, 0
+	}
+	m.cur[k] = v
+	m.used += c
+}
