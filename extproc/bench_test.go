@@ -38,25 +38,8 @@ func BenchmarkExchangeBuffered(b *testing.B) {
 	body := oneMBRequest()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	ctx := context.Background()
 	for b.Loop() {
-		stream, err := client.Process(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, m := range []*extprocv3.ProcessingRequest{
-			reqHeaders("/v1/chat/completions", modeBuffered, modeNone),
-			reqBody(body, true),
-			{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: hdrs(":status", "200")}},
-		} {
-			if err := stream.Send(m); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := stream.Recv(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		_ = stream.CloseSend()
+		exchangeOnce(b, client, body)
 	}
 }
 

@@ -55,21 +55,8 @@ func BenchmarkRequest(b *testing.B) {
 					name = fmt.Sprintf("%s/%s/new", p.name, sz.name)
 				}
 				b.Run(name, func(b *testing.B) {
-					s := testServer(b, p.config)
-					client := startGRPC(b, s)
-					body := bb.Body(sz.n, "warm")
-					b.SetBytes(int64(len(body)))
-					b.ReportAllocs()
-					i := 0
-					for b.Loop() {
-						if fresh {
-							b.StopTimer()
-							body = bb.Body(sz.n, strconv.Itoa(i))
-							i++
-							b.StartTimer()
-						}
-						exchangeOnce(b, client, body)
-					}
+					client := startGRPC(b, testServer(b, p.config))
+					eachBody(b, bb, sz.n, fresh, func(body []byte) { exchangeOnce(b, client, body) })
 				})
 			}
 		}
@@ -92,23 +79,32 @@ func BenchmarkRewrite(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer r.Close()
-				body := bb.Body(sz.n, "warm")
-				b.SetBytes(int64(len(body)))
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if fresh {
-						b.StopTimer()
-						body = bb.Body(sz.n, strconv.Itoa(i))
-						i++
-						b.StartTimer()
-					}
+				eachBody(b, bb, sz.n, fresh, func(body []byte) {
 					if _, err := r.Rewrite("/v1/chat/completions", body); err != nil {
 						b.Fatal(err)
 					}
-				}
+				})
 			})
 		}
+	}
+}
+
+// eachBody runs fn once per benchmark iteration on a body of about size
+// bytes: the same one every time, or, with fresh, a new one each time
+// (built outside the timer).
+func eachBody(b *testing.B, bb *benchbody.Builder, size int, fresh bool, fn func(body []byte)) {
+	body := bb.Body(size, "warm")
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if fresh {
+			b.StopTimer()
+			body = bb.Body(size, strconv.Itoa(i))
+			i++
+			b.StartTimer()
+		}
+		fn(body)
 	}
 }
 
