@@ -127,14 +127,6 @@ func openAIToolChoice(tc gjson.Result) string {
 
 // DeclaresTools reports whether the request offers the model tools: a
 // non-empty tools list in the dialect's place for it.
-func DeclaresTools(d Dialect, body []byte) bool {
-	if !jsonsafe.Valid(body) {
-		return false
-	}
-	return declaresTools(d, topGetter(rootNode(body)))
-}
-
-// DeclaresTools is the package function for the parsed request.
 func (c *Conversation) DeclaresTools() bool { return declaresTools(c.Dialect, c.top()) }
 
 func declaresTools(d Dialect, get func(string) gjson.Result) bool {
