@@ -193,9 +193,10 @@ func (p *pendingEdits) fold(conv *wire.Conversation, edits []wire.Edit) (folded,
 	held = true
 	for _, e := range edits {
 		p.byStart[e.Span.Start] = e
-		if at, ok := blocks[e.Span.Start]; ok && !conv.InsideBlock(e.Span) {
+		inside := conv.InsideBlock(e.Span)
+		if at, ok := blocks[e.Span.Start]; ok && !inside {
 			conv.Absorb(at, e)
-		} else if !e.HasText || conv.InsideBlock(e.Span) {
+		} else if !e.HasText || inside {
 			held = false
 		}
 	}
