@@ -18,8 +18,9 @@ func TestMemo(t *testing.T) {
 	get := func(s string) string {
 		return m.Get(keyOf(m, s), func() string { calls++; return "v:" + s })
 	}
-	if get("a") != "v:a" || get("a") != "v:a" || calls != 1 {
-		t.Fatalf("computed %d times, want once", calls)
+	first, again := get("a"), get("a") // computed, then remembered
+	if first != "v:a" || again != "v:a" || calls != 1 {
+		t.Fatalf("got %q then %q, computed %d times; want v:a twice, computed once", first, again, calls)
 	}
 	if keyOf(m, "a") == keyOf(m, "b") {
 		t.Fatal("two inputs share a key")
