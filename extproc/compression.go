@@ -61,9 +61,19 @@ func tiersOptions(p *Profile) history.Options {
 		TargetTokens:  tp.TargetTokens,
 		Window:        window,
 		InputMinBytes: tp.InputMinBytes,
+		MiddleRatio:   middleRatio(tp.MiddleRatio),
+		CostModel:     tp.CostModel,
 		Tool:          wire.ExpandToolName,
 		Flatten:       flattenSetting(tp.Flatten),
 	}
+}
+
+// middleRatio maps the config's 0 (off) to the history package's off.
+func middleRatio(r float64) float64 {
+	if r == 0 {
+		return -1
+	}
+	return r
 }
 
 // clampFloor is the clamp the compressed results are fitted under; with

@@ -268,6 +268,15 @@ type TiersProfile struct {
 	// InputMinBytes: longer string arguments of old calls (file bodies,
 	// patches) are summarised too; -1 leaves call arguments alone.
 	InputMinBytes int `json:"input_min_bytes"`
+	// MiddleRatio: when the recent results alone would keep a request over
+	// the window, the older of them are compressed at this ratio (the
+	// structural engine, references kept) instead of summarised; 0 turns
+	// the middle tier off.
+	MiddleRatio float64 `json:"middle_ratio"`
+	// CostModel prices a step outside the window's emergency: auto (the
+	// dialect's provider family), anthropic, openai, gemini or none (no
+	// prompt cache: every removed byte pays).
+	CostModel string `json:"cost_model"`
 	// Flatten renders tool exchanges as plain text messages instead of
 	// calls and results, for gateways that reject structured tool history:
 	// "off" (default), "old" (the summarised ones; recent exchanges stay
@@ -634,6 +643,12 @@ func (c *Config) Validate() error {
 			}
 			if tp.InputMinBytes < -1 || tp.InputMinBytes > 0 && tp.InputMinBytes < 64 {
 				bad(key+".tiers.input_min_bytes", "must be -1 (off) or at least 64, got %d", tp.InputMinBytes)
+			}
+			if tp.MiddleRatio != 0 && (tp.MiddleRatio < 1.5 || tp.MiddleRatio > 100) {
+				bad(key+".tiers.middle_ratio", "must be 0 (off) or between 1.5 and 100, got %v", tp.MiddleRatio)
+			}
+			if _, ok := history.PricesFor(tp.CostModel, wire.Anthropic); !ok {
+				bad(key+".tiers.cost_model", "must be auto, anthropic, openai, gemini or none, got %q", tp.CostModel)
 			}
 		}
 	}

@@ -88,7 +88,7 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 // expandPageNote says which lines of an original an expansion holds when
 // it is not the whole of it, and how to ask for the next part.
 const expandPageNote = "\n[expand_context: lines %d-%d of %d (%d bytes in all)%s. " +
-	"For the next part call expand_context with {\"id\":%q,\"offset\":%d}.]"
+	"For the next part call expand_context with {\"id\":\"%s" + wire.PageSep + "%d\"}.]"
 
 // fitExpansion answers one expand_context call: the lines it asked for
 // (offset, limit), cut to what the context can take. The budget is the

@@ -59,14 +59,25 @@ func TestExpansionIsFittedToTheWindow(t *testing.T) {
 	defer mu.Unlock()
 	budget := overflow.ShareBytes(overflow.Window("gpt-4o", overflow.DefaultWindows, 128000), 0.5)
 	quoted := gjson.GetBytes(continuation, "messages.#(tool_call_id==call_x).content").String()
-	if len(quoted) > budget || !strings.HasPrefix(quoted, "line 0000000") || !strings.Contains(quoted, `"offset":`) {
+	if len(quoted) > budget || !strings.HasPrefix(quoted, "line 0000000") || !strings.Contains(quoted, id+wire.PageSep) {
 		t.Fatalf("expansion of %d bytes quoted as %d bytes (budget %d): %.200q", len(big), len(quoted), budget, quoted)
 	}
 	// The note names the next part; asking for it continues exactly where
 	// this one stopped, and paging through reaches the end.
-	var next int
-	if _, err := fmt.Sscanf(quoted[strings.LastIndex(quoted, `"offset":`):], `"offset":%d`, &next); err != nil || next < 2 {
-		t.Fatalf("no next offset in %q", quoted[len(quoted)-200:])
+	// The next part is asked for as the model would: the id the note
+	// names, read by the same parse as any expand_context call.
+	nextCall := func(part string) wire.ExpandCall {
+		i := strings.LastIndex(part, `{"id":`)
+		if i < 0 {
+			t.Fatalf("no next id in %q", part[max(0, len(part)-200):])
+		}
+		args := part[i : strings.Index(part[i:], "}")+i+1]
+		return wire.NewExpandCall("call_next", gjson.Parse(args), 0)
+	}
+	call := nextCall(quoted)
+	next := call.Offset
+	if call.ID != id || next < 2 {
+		t.Fatalf("next part %+v in %q", call, quoted[len(quoted)-200:])
 	}
 	lastShown := strings.Count(quoted[:strings.LastIndex(quoted, "\n[expand_context")], "\n")
 	if next != lastShown+1 {
@@ -75,7 +86,7 @@ func TestExpansionIsFittedToTheWindow(t *testing.T) {
 	var got strings.Builder
 	got.WriteString(quoted[:strings.LastIndex(quoted, "\n[expand_context")])
 	for parts := 1; ; parts++ {
-		part := x.fitExpansion(big, true, wire.ExpandCall{ID: id, Offset: next}, 1)
+		part := x.fitExpansion(big, true, call, 1)
 		if !strings.HasPrefix(part, fmt.Sprintf("line %07d", next-1)) || len(part) > budget {
 			t.Fatalf("part %d: %.80q", parts, part)
 		}
@@ -84,9 +95,10 @@ func TestExpansionIsFittedToTheWindow(t *testing.T) {
 		if strings.Contains(part[i:], "this is the end") {
 			break
 		}
-		if _, err := fmt.Sscanf(part[strings.LastIndex(part, `"offset":`):], `"offset":%d`, &next); err != nil || parts > 20 {
-			t.Fatalf("part %d: no next offset", parts)
+		if call = nextCall(part); call.ID != id || call.Offset <= next || parts > 20 {
+			t.Fatalf("part %d: next %+v", parts, call)
 		}
+		next = call.Offset
 	}
 	if got.String() != big {
 		t.Fatalf("the parts add up to %d bytes, the original has %d", got.Len(), len(big))

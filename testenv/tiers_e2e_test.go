@@ -17,8 +17,10 @@ import (
 )
 
 // tiersConfig makes the tiers act within a short test conversation: an
-// absolute trigger (about 24 KB) instead of a share of a 128K window.
-const tiersConfig = "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 6000, target_tokens: 2500}}}"
+// absolute trigger (about 24 KB) instead of a share of a 128K window, and
+// no prompt-cache pricing (a 10-turn conversation is too short for a step
+// to pay for an Anthropic cache write; TestCostModelDefersSteps).
+const tiersConfig = "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 6000, target_tokens: 2500, cost_model: none}}}"
 
 // TestTiersEndToEnd is issue 11's acceptance test: an agent's conversation
 // grows turn by turn through the stand-in (real SDK clients, Anthropic and
@@ -148,7 +150,7 @@ func TestFlattenAllEndToEnd(t *testing.T) {
 	}
 	outs[0] = "first run: " + needle + "\n" + outs[0]
 	model := testenv.ExpandModel{Needle: needle, TextHistoryOnly: true}
-	config := "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 6000, target_tokens: 2500, flatten: all}}}"
+	config := "profiles: {default: {compress: {enabled: false}, tiers: {trigger_tokens: 6000, target_tokens: 2500, flatten: all, cost_model: none}}}"
 	up, r := expandEnv(t, extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, model, config)
 	for _, tc := range []struct {
 		dial   wire.Dialect

@@ -47,6 +47,14 @@ type Options struct {
 	// history: FlattenOld the summarised ones (before the cut), FlattenAll
 	// every one in the request, tiered or not.
 	Flatten string
+	// MiddleRatio is the middle tier's compression ratio (results kept
+	// whole that keep the request above its target are compressed at it);
+	// 0 takes DefaultMiddleRatio, a negative value turns the tier off.
+	MiddleRatio float64
+	// CostModel names the prompt-cache prices a step is weighed with
+	// (PricesFor): auto (the dialect's provider family), anthropic,
+	// openai, gemini or none (no cache: every removed byte pays).
+	CostModel string
 	// Force is the overflow ladder's tiers rung: the provider refused the
 	// request as too long, so after the usual replay the cut moves as far
 	// as the target needs (keeping KeepRecent results), whatever the
@@ -77,12 +85,21 @@ func (o Options) withDefaults() Options {
 	if o.Tool == "" {
 		o.Tool = shadow.DefaultTool
 	}
+	if o.MiddleRatio == 0 {
+		o.MiddleRatio = DefaultMiddleRatio
+	}
 	return o
 }
 
 // hardShare of the window is where a step is taken even if the last one
 // was recent: past it the provider's answer (max_tokens) may no longer fit.
-const hardShare = 1.0
+// hardReserve is kept free below it for what is added after the tiers
+// have planned (the expand_context declaration, reference lines), which a
+// request that just fits raw would not have room for.
+const (
+	hardShare   = 1.0
+	hardReserve = 1024
+)
 
 // budgetFor returns the budget for a model; ok=false when there is none
 // (no absolute figures and no known window): the tiers do not act.
@@ -93,7 +110,7 @@ func (o Options) budgetFor(model string) (budget, bool) {
 		w = o.Window(model)
 	}
 	if w > 0 {
-		b.hard = int(float64(w)*hardShare) * 4
+		b.hard = int(float64(w)*hardShare)*4 - hardReserve
 	}
 	switch {
 	case o.TriggerTokens > 0:
@@ -138,6 +155,15 @@ type Stats struct {
 	StoreErrors    int
 	// Flattened is how many messages Options.Flatten rendered as text.
 	Flattened int
+	// Middle is how many results the middle tier compressed this request.
+	Middle int
+	// KeptWhole is how many results after the cut this request keeps
+	// whole when the window forced fewer than keep_recent (0: it did not;
+	// -1: the cut took every result, as only the overflow rung may).
+	KeptWhole int
+	// Urgent: the last step was taken because the request would otherwise
+	// not fit the window, whatever it cost the cache.
+	Urgent bool
 }
 
 // Filter is the tiers step for one request (it carries the request's
@@ -200,13 +226,48 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 	for g := range groups {
 		rewrites[g] = f.rewriteGroup(c, &groups[g], callsAt[groups[g].callMessage])
 	}
-	p := planCut(groups, points, b, f.opts.KeepRecent)
+	setStarts(c, groups)
+	prices, ok := PricesFor(f.opts.CostModel, c.Dialect)
+	if !ok {
+		prices = PricesNoCache
+	}
+	middle := make([][]rewrite, len(groups))
+	pl := planner{groups: groups, points: points, b: b, keep: f.opts.KeepRecent, prices: prices}
+	if f.opts.MiddleRatio > 1 {
+		pl.middle = func(g int) int {
+			if !groups[g].midKnown {
+				middle[g] = f.middleGroup(c, &groups[g])
+				groups[g].midKnown = true
+			}
+			return groups[g].midSaved
+		}
+	}
+	p := pl.plan()
 	if f.opts.Force {
 		p = forceCut(p, groups, b, f.opts.KeepRecent)
+		p.mid = max(p.mid, p.cut)
 	}
 	f.Stats.Step = p.steps
+	if p.cut > 0 && p.cut < len(groups) {
+		if after := len(c.Results) - groups[p.cut].first; after < f.opts.KeepRecent {
+			f.Stats.KeptWhole = after
+		}
+	} else if p.cut > 0 {
+		f.Stats.KeptWhole = -1 // nothing kept whole: cannot happen outside the overflow rung
+	}
+	f.Stats.Urgent = p.urgent
 	var edits []wire.Edit
 	var changes []pipeline.Change
+	for g := p.cut; g < p.mid; g++ {
+		pl.middle(g)
+		for _, rw := range middle[g] {
+			edits = append(edits, rw.edits...)
+			f.keep(rw.kept)
+			f.Stats.BytesCleared += rw.saved
+			f.Stats.Middle++
+			changes = append(changes, *rw.change)
+		}
+	}
 	for g := 0; g < p.cut; g++ {
 		for _, rw := range rewrites[g] {
 			edits = append(edits, rw.edits...)
@@ -224,6 +285,24 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 		return edits, changes, 0
 	}
 	return edits, changes, cutMessage(c, groups, p.cut)
+}
+
+// setStarts records where each group starts in the request, in the
+// estimated bytes the budget counts: the bytes outside the message list
+// (tools, system: the head of every cached prefix) and the messages before
+// the group's first one.
+func setStarts(c *wire.Conversation, groups []group) {
+	if len(c.Msgs) == 0 {
+		return
+	}
+	listStart := c.Msgs[0].Span.Start
+	fixed := c.BodyBytes - (c.Msgs[len(c.Msgs)-1].Span.End - listStart)
+	for g := range groups {
+		m := cutMessage(c, groups, g)
+		if m < len(c.Msgs) {
+			groups[g].start = fixed + c.Msgs[m].Span.Start - listStart
+		}
+	}
 }
 
 // cutMessage is the first message of the recent part: where group cut

@@ -17,11 +17,14 @@ var fuzzDialects = []wire.Dialect{wire.OpenAIChat, wire.OpenAIResponses, wire.An
 // re-pairs a result or a call, and is a pure function of its input.
 func FuzzTiers(f *testing.F) {
 	outs := results(9, 700, func(i int) bool { return i%2 == 0 })
+	big := results(9, 5000, func(i int) bool { return i%2 == 0 })
 	for i, d := range fuzzDialects {
 		f.Add(uint8(i), wiretest.Request(d, outs...))
 		f.Add(uint8(i), wiretest.Request(d, "x", "", "\xff\xfe", "line\n"))
 		f.Add(uint8(i)|0x40, wiretest.Request(d, outs...))
 		f.Add(uint8(i)|0x80, wiretest.Request(d, outs...))
+		f.Add(uint8(i), wiretest.Request(d, big...))
+		f.Add(uint8(i), append(wiretest.Request(d, big...), ' '))
 	}
 	f.Add(uint8(2), []byte(`{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Write","input":{"content":"`+string(make([]byte, 0))+`"}}]}]}`))
 	f.Add(uint8(0), []byte(`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"x","arguments":"{\"content\":\"\\u00e9\\ud83d\\ude00`+"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"+`\"}"}}]},{"role":"tool","tool_call_id":"a","content":"x"}]}`))
@@ -30,6 +33,16 @@ func FuzzTiers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		d := fuzzDialects[int(which&0x3f)%len(fuzzDialects)]
 		opts := Options{TriggerTokens: 64, TargetTokens: 16, KeepRecent: 1 + int(which&0x3f)%3, InputMinBytes: 64, Flatten: []string{FlattenOff, FlattenOld, FlattenAll}[int(which>>6)%3]}
+		// The body's length picks the cost model and whether a small
+		// window forces steps (the middle tier, keep_recent adapting).
+		if len(body)%3 == 0 {
+			opts.CostModel = CostAnthropic
+		} else {
+			opts.CostModel = CostNone
+		}
+		if len(body)%2 == 1 {
+			opts.Window = func(string) int { return 1024 }
+		}
 		env := Env{Store: store, Tenant: "fuzz"}
 		out, _, err := pipeline.New(New(opts, env)).Run(d, body)
 		if err != nil {

@@ -126,12 +126,12 @@ func TestTiersEveryDialect(t *testing.T) {
 			defer store.Close()
 			env := Env{Ctx: context.Background(), Store: store, Tenant: "t1", Keys: shadow.NewKeyring([]byte("secret"))}
 
-			calm, f := runTiers(t, d, body, Options{TriggerTokens: len(body), TargetTokens: len(body) / 8}, env)
+			calm, f := runTiers(t, d, body, Options{TriggerTokens: len(body), TargetTokens: len(body) / 8, CostModel: CostNone}, env)
 			if !bytes.Equal(calm, body) || f.Stats.Step != 0 {
 				t.Fatalf("below the trigger the body changed (step %d)", f.Stats.Step)
 			}
 
-			opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5}
+			opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5, CostModel: CostNone}
 			out, f := runTiers(t, d, body, opts, env)
 			if f.Stats.Step == 0 || f.Stats.Summarized == 0 {
 				t.Fatalf("above the trigger nothing happened: %+v", f.Stats)
@@ -203,7 +203,7 @@ func TestCacheStableBetweenSteps(t *testing.T) {
 	outs := results(40, 8000, func(i int) bool { return i%5 == 0 })
 	for _, flatten := range []string{FlattenOff, FlattenOld} {
 		t.Run("flatten="+flatten, func(t *testing.T) {
-			opts := Options{TriggerTokens: 30000, TargetTokens: 17500, Flatten: flatten}
+			opts := Options{TriggerTokens: 30000, TargetTokens: 17500, Flatten: flatten, CostModel: CostNone}
 			var prev []byte
 			prevStep, steps, flattened := 0, 0, 0
 			for n := 1; n <= len(outs); n++ {
@@ -246,7 +246,7 @@ func TestOldInputsSummarised(t *testing.T) {
 			fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"File created successfully at: /src/f%d.py"}]}`, i, i))
 	}
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"tools":[{"name":"Write","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"write files"},` + strings.Join(msgs, ",") + `]}`)
-	out, f := runTiers(t, wire.Anthropic, body, Options{TriggerTokens: len(body) / 8, TargetTokens: len(body) / 40}, Env{})
+	out, f := runTiers(t, wire.Anthropic, body, Options{TriggerTokens: len(body) / 8, TargetTokens: len(body) / 40, CostModel: CostNone}, Env{})
 	if f.Stats.Inputs == 0 {
 		t.Fatalf("no input summarised: %+v", f.Stats)
 	}
@@ -274,7 +274,7 @@ func TestFlattenOldExchanges(t *testing.T) {
 			store := shadow.NewMemory(shadow.MemoryOptions{})
 			defer store.Close()
 			env := Env{Ctx: context.Background(), Store: store, Tenant: "t1", Keys: shadow.NewKeyring([]byte("secret"))}
-			opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5, Flatten: FlattenOld}
+			opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5, Flatten: FlattenOld, CostModel: CostNone}
 			out, f := runTiers(t, d, body, opts, env)
 			if f.Stats.Flattened == 0 {
 				t.Fatalf("nothing flattened: %+v", f.Stats)
@@ -365,7 +365,7 @@ func TestFlattenAll(t *testing.T) {
 // the cut still moves as far as the target needs, keeping KeepRecent.
 func TestForceCut(t *testing.T) {
 	body := wiretest.Request(wire.Anthropic, results(12, 6000, func(i int) bool { return i%3 == 0 })...)
-	opts := Options{TriggerTokens: len(body), TargetTokens: len(body) / 4 / 4, KeepRecent: 2}
+	opts := Options{TriggerTokens: len(body), TargetTokens: len(body) / 4 / 4, KeepRecent: 2, CostModel: CostNone}
 	calm, f := runTiers(t, wire.Anthropic, body, opts, Env{})
 	if !bytes.Equal(calm, body) || f.Stats.Step != 0 {
 		t.Fatal("below the trigger the body changed")

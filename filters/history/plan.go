@@ -10,6 +10,14 @@ type group struct {
 	end         int // the message index holding the group's last result
 	callMessage int // the assistant message holding the calls, -1 if none
 	saved       int // bytes summarising the group takes out of the body
+	// midSaved is what the middle tier takes out (compressing instead of
+	// summarising); known once midKnown.
+	midSaved int
+	midKnown bool
+	// start is the estimated request bytes before the group's first
+	// message: what a provider still reads from its cache when the group
+	// is the first one a step changes.
+	start int
 }
 
 // budget is when the tiers act, in estimated bytes (tokens × 4, the
@@ -19,16 +27,20 @@ type budget struct {
 	target  int // ... down to here, as far as the recent exchanges allow
 	spacing int // the least growth between two steps (trigger − target)
 	// hard is the size past which a step is taken whatever the spacing
-	// (0: none): near the window a cache break is cheaper than the
-	// provider's overflow error.
+	// and the cost model (0: none): the window. Past it the provider
+	// refuses the request, which costs more than any cache break.
 	hard int
 }
 
 // plan is where the cut falls for a conversation.
 type plan struct {
 	cut   int // groups [0, cut) are summarised
+	mid   int // groups [cut, mid) are compressed (the middle tier)
 	steps int // how many times the cut moved, replaying the conversation's growth
 	size  int // estimated bytes of the whole request before the rewrite
+	// urgent: the last step was taken because the request would not have
+	// fit the window (no cost check, no spacing).
+	urgent bool
 }
 
 // sizes lists, for every message a request can end with (anything but
@@ -63,59 +75,133 @@ type point struct {
 	size int // estimated request bytes when the request ends there
 }
 
-// planCut replays the conversation's growth point by point and moves the
-// cut each time the rewritten request passes the trigger: to the first
-// group boundary that brings it to the target, never into the last keep
-// results. After a step the next one waits until the request has grown by
-// the spacing again, so steps stay rare even when the target cannot be
-// reached, unless the request passes the hard limit. Since every earlier request replays the same points, turn N+1
-// repeats turn N's cut until the next step.
-func planCut(groups []group, points []point, b budget, keep int) plan {
+// planner decides the steps of a conversation. It replays the
+// conversation's growth point by point: every earlier request of an
+// append-only conversation is one of these prefixes and replays the same
+// decisions, so turn N+1 repeats turn N's cut until the next step, on every
+// replica, with no state kept between requests.
+type planner struct {
+	groups []group
+	points []point
+	b      budget
+	keep   int // results kept whole unless the window forces fewer
+	prices Prices
+	// middle returns group g's middle-tier saving (computing it on first
+	// use); nil turns the middle tier off.
+	middle func(g int) int
+}
+
+// plan runs the replay. A step is considered when the rewritten request
+// passes the trigger (and has grown by the spacing since the last step).
+// It cuts deep enough to last: summaries up to the keep_recent latest
+// results until the request is at the target; when those recent results
+// alone would keep it over the window, the older of them go to the middle
+// tier in the same step, down to the target (the newest result always
+// stays whole). Unless the
+// request would not fit the window, a step is taken only when the cost
+// model says it pays: what it removes, read on every turn it buys, against
+// the cache write of everything after the first changed message. And,
+// still outside the window's emergency, never on two consecutive turns.
+// When even that leaves the request over the window, the cut goes past
+// keep_recent, down to the newest result.
+func (pl planner) plan() plan {
 	p := plan{}
-	if len(points) == 0 {
+	if len(pl.points) == 0 {
 		return p
 	}
-	p.size = points[len(points)-1].size
+	groups, b := pl.groups, pl.b
+	p.size = pl.points[len(pl.points)-1].size
 	saved := make([]int, len(groups)+1) // saved[g]: bytes out when groups < g are summarised
 	results := make([]int, len(groups)+1)
 	for g, gr := range groups {
 		saved[g+1] = saved[g] + gr.saved
 		results[g+1] = results[g] + gr.last - gr.first + 1
 	}
+	midSum := func(from, to int) int {
+		n := 0
+		for g := from; g < to && pl.middle != nil; g++ {
+			n += pl.middle(g)
+		}
+		return n
+	}
 	next := b.trigger
-	done := 0 // groups whose last result is at or before the point
-	for _, pt := range points {
+	lastStep := -2 // point index of the last step
+	curMid := 0    // middle-tier saving of groups [p.cut, p.mid)
+	done := 0      // groups whose last result is at or before the point
+	first := pl.points[0].size
+	for i, pt := range pl.points {
 		for done < len(groups) && groups[done].end <= pt.msg {
 			done++
 		}
-		cur := pt.size - saved[p.cut]
+		cur := pt.size - saved[p.cut] - curMid
 		urgent := b.hard > 0 && cur > b.hard
-		if cur <= next && !urgent {
+		if !urgent && (cur <= next || i == lastStep+1) {
 			continue
 		}
-		maxCut := p.cut
-		for maxCut < done && results[done]-results[maxCut+1] >= keep {
-			maxCut++
-		}
-		if maxCut == p.cut {
-			continue
-		}
-		c := p.cut + 1
-		for c < maxCut && pt.size-saved[c] > b.target {
+		// Summaries, keeping keep results whole.
+		c := p.cut
+		for c < done && results[done]-results[c+1] >= pl.keep && pt.size-saved[c] > b.target {
 			c++
 		}
-		// A step re-writes the provider's cache from the first changed
-		// message on (1.25× instead of 0.1× at Anthropic's prices) and
-		// earns back only 0.1× of what it removes on each later turn: one
-		// that cannot take out at least half the spacing costs more than it
-		// saves. It waits for more old results, unless the request is at
-		// the window.
-		if !urgent && cur-(pt.size-saved[c]) < b.spacing/2 {
+		m := max(p.mid, c)
+		mid := midSum(c, m)
+		size := pt.size - saved[c] - mid
+		// Recent results stay whole whenever the window allows it (seed
+		// 003). When even with every older result summarised the request
+		// would not fit, the older of them go to the middle tier, oldest
+		// first, down to the target so that the step lasts; never the
+		// newest group.
+		for pl.middle != nil && b.hard > 0 && size > b.hard && m < done-1 {
+			for m < done-1 && size > b.target {
+				s := pl.middle(m)
+				mid += s
+				size -= s
+				m++
+			}
+		}
+		if urgent {
+			// Still over the window: fewer results kept whole, down to the
+			// newest.
+			for size > b.hard && c < done-1 {
+				if c < m {
+					mid -= pl.middle(c)
+				}
+				c++
+				m = max(m, c)
+				size = pt.size - saved[c] - mid
+			}
+		}
+		if c == p.cut && m == p.mid {
 			continue
 		}
-		p.cut = c
+		if urgent && size > b.hard {
+			// Even the deepest cut leaves it over the window: the provider
+			// refuses it whatever the tiers do, and the overflow ladder
+			// takes over. A step would only re-write the cache.
+			continue
+		}
+		if !urgent {
+			changed := p.mid // the first group the step changes
+			if c > p.cut {
+				changed = p.cut
+			}
+			prefix := groups[changed].start - saved[min(changed, p.cut)] - midSum(p.cut, min(changed, p.mid))
+			rewritten := size - prefix
+			// The turns the step buys: until the request reaches the window
+			// again at the growth seen so far, and no more than the
+			// conversation has lasted (it may end any time).
+			horizon := float64(i + 1)
+			if grow := float64(pt.size-first) / float64(max(i, 1)); grow > 0 && b.hard > 0 {
+				horizon = min(horizon, float64(b.hard-size)/grow)
+			}
+			if !pl.prices.stepPays(cur-size, rewritten, max(horizon, 1)) {
+				continue
+			}
+		}
+		p.cut, p.mid, curMid, p.urgent = c, m, mid, urgent
 		p.steps++
-		next = max(b.trigger, pt.size-saved[c]+b.spacing)
+		lastStep = i
+		next = max(b.trigger, size+b.spacing)
 	}
 	return p
 }

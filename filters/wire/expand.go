@@ -22,39 +22,30 @@ var ErrToolsShape = errors.New("tools list has an unexpected shape")
 // The tool's wording and schema are fixed: the tools list is part of every
 // provider's prompt-cache prefix, so the injected bytes must be the same on
 // every request of every turn (Anthropic: docs.anthropic.com/en/docs/build-with-claude/prompt-caching, the prefix runs tools, system, messages; OpenAI caches exact prefixes too).
-const (
-	expandDescription = "Return the full original text of a tool result that was shortened to save context. " +
-		"A shortened result says so and names its id; call this only when the part that was left out is needed."
-	expandIDDescription     = `The id named in the shortened tool result, e.g. "sh_0123456789abcdef0123456789abcdef".`
-	expandOffsetDescription = "First line to return, counting from 1; null for the beginning. " +
-		"An original too long for the context comes back in parts, each naming the offset of the next."
-	expandLimitDescription = "How many lines to return; null for as many as fit."
-)
+//
+// They are also as short as a model still uses them correctly, because
+// they ride on every request of every session, compressed or not: the
+// shortened result itself says what to call and with which id (the hint
+// line of shadow.Reference, the summaries' "returns it"), so the
+// declaration only has to exist. Paging needs no parameters of its own: a
+// part that is not the whole original names the id of the next part,
+// "<id>@<line>" (ExpandArgs).
+const expandDescription = "Full text of a shortened tool result, by its id."
 
 var (
-	quotedName   = string(QuoteString(ExpandToolName))
-	quotedDesc   = string(QuoteString(expandDescription))
-	quotedIDDesc = string(QuoteString(expandIDDescription))
-	// offset and limit are nullable and required: OpenAI's strict mode
-	// (the default for Responses function tools) wants every property
-	// required and additionalProperties false, and a nullable type is how
-	// an optional one is spelled there. Gemini's OpenAPI subset has no type
-	// arrays: it says nullable and leaves them out of required.
-	pagingProps = `"offset":{"type":["integer","null"],"description":` + string(QuoteString(expandOffsetDescription)) + `},` +
-		`"limit":{"type":["integer","null"],"description":` + string(QuoteString(expandLimitDescription)) + `}`
-	geminiPagingProps = `"offset":{"type":"integer","nullable":true,"description":` + string(QuoteString(expandOffsetDescription)) + `},` +
-		`"limit":{"type":"integer","nullable":true,"description":` + string(QuoteString(expandLimitDescription)) + `}`
-	idProperties = `"properties":{"id":{"type":"string","description":` + quotedIDDesc + `},` + pagingProps + `},"required":["id","offset","limit"]`
-	nameAndDesc  = `"name":` + quotedName + `,"description":` + quotedDesc
-	expandSchema = `{"type":"object",` + idProperties + `,"additionalProperties":false}`
-	geminiSchema = `{"type":"object","properties":{"id":{"type":"string","description":` + quotedIDDesc + `},` + geminiPagingProps + `},"required":["id"]}`
+	quotedName  = string(QuoteString(ExpandToolName))
+	quotedDesc  = string(QuoteString(expandDescription))
+	nameAndDesc = `"name":` + quotedName + `,"description":` + quotedDesc
+	// additionalProperties false with every property required is what
+	// OpenAI's strict mode (the default for Responses function tools)
+	// asks for, so the schema works whether or not strict is on.
+	expandSchema = `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`
+	// Gemini's Schema is an OpenAPI subset without additionalProperties
+	// (older API versions reject unknown schema fields).
+	geminiSchema = `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`
 )
 
-// The definitions, one per wire form. expandSchema sets
-// additionalProperties false with every property required, which is what
-// OpenAI strict mode asks for, so it works whether or not strict is on.
-// Gemini's Schema is an OpenAPI subset without additionalProperties (older
-// API versions reject unknown schema fields), hence geminiSchema.
+// The definitions, one per wire form.
 var (
 	expandToolOpenAIChat      = `{"type":"function","function":{` + nameAndDesc + `,"parameters":` + expandSchema + `}}`
 	expandFunctionLegacy      = `{` + nameAndDesc + `,"parameters":` + expandSchema + `}`
@@ -478,7 +469,10 @@ func ExpandArg(args gjson.Result) string {
 // ExpandArgs reads an expand_context call's arguments, either an object
 // (Anthropic, Gemini, Bedrock) or a string holding a JSON object (OpenAI
 // Chat and Responses): the id ("" when malformed) and the paging window
-// (0 when absent, null or not a positive integer).
+// (0 when absent, null or not a positive integer). The first line of a
+// part comes as the id's "@<line>" suffix (what a part names as the next
+// one), or as an "offset" argument (the declaration of earlier versions,
+// still in conversations' history).
 func ExpandArgs(args gjson.Result) (id string, offset, limit int) {
 	if args.Type == gjson.String {
 		if !jsonsafe.ValidString(args.Str) {
@@ -498,8 +492,19 @@ func ExpandArgs(args gjson.Result) (id string, offset, limit int) {
 		}
 		return int(v.Num)
 	}
-	return id, positive(args.Get("offset")), positive(args.Get("limit"))
+	offset, limit = positive(args.Get("offset")), positive(args.Get("limit"))
+	if base, line, ok := strings.Cut(id, PageSep); ok {
+		id = base
+		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= 1<<31 {
+			offset = n
+		}
+	}
+	return id, offset, limit
 }
+
+// PageSep separates an original's id from the first line of the part an
+// expand_context call asks for: "sh_…@120".
+const PageSep = "@"
 
 // NewExpandCall is the ExpandCall for a call with these arguments.
 func NewExpandCall(callID string, args gjson.Result, index int) ExpandCall {

@@ -16,13 +16,9 @@ import (
 // change here invalidates every cached conversation, so it must be
 // deliberate. These goldens catch an accidental one.
 const (
-	goldenNameDesc = `"name":"expand_context","description":"Return the full original text of a tool result that was shortened to save context. A shortened result says so and names its id; call this only when the part that was left out is needed."`
-	goldenID       = `"id":{"type":"string","description":"The id named in the shortened tool result, e.g. \"sh_0123456789abcdef0123456789abcdef\"."}`
-	goldenOffset   = `"description":"First line to return, counting from 1; null for the beginning. An original too long for the context comes back in parts, each naming the offset of the next."`
-	goldenLimit    = `"description":"How many lines to return; null for as many as fit."`
-	goldenProps    = `"properties":{` + goldenID + `,"offset":{"type":["integer","null"],` + goldenOffset + `},"limit":{"type":["integer","null"],` + goldenLimit + `}},"required":["id","offset","limit"]`
-	goldenSchema   = `{"type":"object",` + goldenProps + `,"additionalProperties":false}`
-	goldenGemini   = `{"type":"object","properties":{` + goldenID + `,"offset":{"type":"integer","nullable":true,` + goldenOffset + `},"limit":{"type":"integer","nullable":true,` + goldenLimit + `}},"required":["id"]}`
+	goldenNameDesc = `"name":"expand_context","description":"Full text of a shortened tool result, by its id."`
+	goldenSchema   = `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`
+	goldenGemini   = `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`
 )
 
 var goldenTools = map[wire.Dialect]string{
@@ -316,7 +312,8 @@ func TestInjectExpandToolErrors(t *testing.T) {
 }
 
 // Paging arguments are read when they are positive integers; null, absent
-// or anything else means "not given".
+// or anything else means "not given". The id's "@<line>" suffix gives the
+// first line too (what the current declaration offers).
 func TestExpandArgsPaging(t *testing.T) {
 	for _, tc := range []struct {
 		args          string
@@ -328,6 +325,12 @@ func TestExpandArgsPaging(t *testing.T) {
 		{`{"id":"sh_1","offset":-3,"limit":"9"}`, "sh_1", 0, 0},
 		{`{"id":"sh_1"}`, "sh_1", 0, 0},
 		{`"{\"id\":\"sh_2\",\"offset\":7}"`, "sh_2", 7, 0},
+		// The next part as a part names it: the first line rides on the id.
+		{`{"id":"sh_3@120"}`, "sh_3", 120, 0},
+		{`"{\"id\":\"sh_3@9\"}"`, "sh_3", 9, 0},
+		{`{"id":"sh_3@0"}`, "sh_3", 0, 0},
+		{`{"id":"sh_3@x"}`, "sh_3", 0, 0},
+		{`{"id":"sh_3@99999999999"}`, "sh_3", 0, 0},
 	} {
 		id, off, lim := wire.ExpandArgs(gjson.Parse(tc.args))
 		if id != tc.id || off != tc.offset || lim != tc.limit {

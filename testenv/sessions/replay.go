@@ -14,9 +14,9 @@ import (
 )
 
 // Rewrite is the request rewrite under test: the body a client sent to
-// path in, the body the provider gets out, and the tier step it reports
-// (x-toolproc-tiers).
-type Rewrite func(path string, body []byte) (out []byte, step int, err error)
+// path in, the body the provider gets out, and what the tiers reported
+// (Step is x-toolproc-tiers).
+type Rewrite func(path string, body []byte) (out []byte, tiers history.Stats, err error)
 
 // Ladder is the overflow ladder's replay for a refused request.
 type Ladder func(path string, body []byte) []byte
@@ -63,12 +63,19 @@ type Result struct {
 	// not change (expand_context first offered, a per-result compression).
 	BreaksOffStep int
 	// Steps is the last request's tier step; StepsTooClose counts steps
-	// that came less than a quarter of the window after the previous one.
-	Steps, StepsTooClose int
-	// Invariants, each should be 0: pairs broken, recent results changed,
-	// key lines of a summarised result lost, system prompt or first user
-	// message changed, rewrite errors.
-	PairingErrors, RecentChanged, KeyLinesLost, HeadChanged, Errors int
+	// taken outside the window's emergency that came less than a quarter
+	// of the window after the previous one; StepsUrgent the steps taken
+	// because the request would not have fit the window.
+	Steps, StepsTooClose, StepsUrgent int
+	// RecentForced counts results among the keep_recent latest that a
+	// step summarised because even the middle tier left the request over
+	// the window (keep_recent adapts down to the newest result).
+	RecentForced int
+	// Invariants, each should be 0: pairs broken, recent results changed
+	// outside the window's emergency, the newest result summarised or
+	// compressed by the tiers, key lines of a summarised result lost,
+	// system prompt or first user message changed, rewrite errors.
+	PairingErrors, RecentChanged, NewestChanged, KeyLinesLost, HeadChanged, Errors int
 }
 
 // Replay sends every request of one session (in the dialect's shape)
@@ -91,7 +98,8 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep i
 	rawOver, outOver, ladderOver := false, false, false
 	lastStep, lastStepSize := 0, 0
 	for _, raw := range reqs {
-		out, step, err := rw(path, raw)
+		out, st, err := rw(path, raw)
+		step := st.Step
 		if err != nil {
 			res.Errors++
 			out = raw
@@ -144,8 +152,12 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep i
 		prevRaw, prevOut = rs, os
 		if step > lastStep {
 			// Steps must be at least a quarter of the window apart in the
-			// conversation's growth (window tokens × 4 bytes / 4).
-			if lastStep > 0 && rawEst-lastStepSize < window {
+			// conversation's growth (window tokens × 4 bytes / 4), unless the
+			// request would not have fit.
+			switch {
+			case st.Urgent:
+				res.StepsUrgent++
+			case lastStep > 0 && rawEst-lastStepSize < window:
 				res.StepsTooClose++
 			}
 			lastStep, lastStepSize = step, rawEst
@@ -156,7 +168,13 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep i
 		} else {
 			res.PairingErrors += pairing(rc, oc)
 		}
-		res.RecentChanged += recent(rc, oc, keep)
+		changed := recent(rc, oc, keep)
+		if st.KeptWhole != 0 {
+			res.RecentForced += changed
+		} else {
+			res.RecentChanged += changed
+		}
+		res.NewestChanged += recent(rc, oc, 1)
 		res.KeyLinesLost += keyLines(rc, oc, out)
 		if !head(d, raw, out) {
 			res.HeadChanged++
@@ -373,6 +391,9 @@ func Totals(rs []Result) Result {
 		t.BreaksOffStep += r.BreaksOffStep
 		t.Steps += r.Steps
 		t.StepsTooClose += r.StepsTooClose
+		t.StepsUrgent += r.StepsUrgent
+		t.RecentForced += r.RecentForced
+		t.NewestChanged += r.NewestChanged
 		t.PairingErrors += r.PairingErrors
 		t.RecentChanged += r.RecentChanged
 		t.KeyLinesLost += r.KeyLinesLost
@@ -384,13 +405,13 @@ func Totals(rs []Result) Result {
 
 // Row formats a result as one Markdown table row (see Header).
 func (r Result) Row() string {
-	return fmt.Sprintf("| %s | %s | %d | %d | %.1f%% | %d | %d | %d | %d | %.3f | %.3f | %d | %d | %d/%d/%d/%d/%d |",
+	return fmt.Sprintf("| %s | %s | %d | %d | %.1f%% | %d | %d | %d | %d | %.3f | %.3f | %d | %d | %d/%d/%d/%d/%d/%d |",
 		r.Session, r.Dialect, r.Requests, r.RawBytes, 100*(1-float64(r.OutBytes)/float64(max(r.RawBytes, 1))),
 		r.RawLargest, r.OutLargest, r.RawFit, r.OutFit,
 		r.OutCostA/max(r.RawCostA, 1), r.OutCostO/max(r.RawCostO, 1), r.Steps, r.Breaks,
-		r.PairingErrors, r.RecentChanged, r.KeyLinesLost, r.HeadChanged, r.Errors)
+		r.PairingErrors, r.RecentChanged, r.NewestChanged, r.KeyLinesLost, r.HeadChanged, r.Errors)
 }
 
 // Header is the Markdown table header for Row.
-const Header = "| session | dialect | turns | raw bytes | bytes saved | largest raw | largest out | turns fit raw | turns fit out | cost × (Anthropic) | cost × (OpenAI) | steps | prefix breaks | pairing/recent/keylines/head/errors |\n" +
+const Header = "| session | dialect | turns | raw bytes | bytes saved | largest raw | largest out | turns fit raw | turns fit out | cost × (Anthropic) | cost × (OpenAI) | steps | prefix breaks | pairing/recent/newest/keylines/head/errors |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/filters/history"
+	"github.com/toolproc/toolproc/filters/overflow"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -15,6 +16,10 @@ import (
 func Run(cfg *extproc.Config, ss []Session, d wire.Dialect, window int) ([]Result, error) {
 	return RunFraction(cfg, ss, d, window, 3)
 }
+
+// Defaults, as RunFraction's window, replays every session at the model's
+// own window (the built-in table), with the profile as configured.
+const Defaults = -1
 
 // RunFraction is Run where a per-session window (window 0) is exhausted by
 // the raw session 1/fraction of the way through its growth.
@@ -30,16 +35,20 @@ func RunFraction(cfg *extproc.Config, ss []Session, d wire.Dialect, window, frac
 			w = OwnWindow(s, d, fraction)
 		}
 		p := *base
-		p.Tiers.WindowTokens = w
+		if w == Defaults {
+			w = overflow.Window(requestModel(d), overflow.DefaultWindows, p.Recovery.DefaultWindow)
+		} else {
+			p.Tiers.WindowTokens = w
+		}
 		c := *cfg
 		c.Profiles = map[string]*extproc.Profile{extproc.DefaultProfile: &p}
 		rw, err := extproc.NewRewriter(&c, "")
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Replay(s, d, func(path string, body []byte) ([]byte, int, error) {
+		out = append(out, Replay(s, d, func(path string, body []byte) ([]byte, history.Stats, error) {
 			r, err := rw.Rewrite(path, body)
-			return r.Body, r.Tiers.Step, err
+			return r.Body, r.Tiers, err
 		}, func(path string, body []byte) []byte {
 			out, _, _ := rw.RecoverTiers(path, body)
 			return out
@@ -98,9 +107,18 @@ func Summary(rs []Result) string {
 		t.RawBytes, t.OutBytes, 100*(1-float64(t.OutBytes)/float64(max(t.RawBytes, 1))), t.RawLargest, t.OutLargest)
 	fmt.Fprintf(&b, "- cache-model cost, rewritten / raw: %.3f× Anthropic (read 0.1×, write 1.25×), %.3f× OpenAI (cached 0.5×)\n",
 		t.OutCostA/max(t.RawCostA, 1), t.OutCostO/max(t.RawCostO, 1))
-	fmt.Fprintf(&b, "- steps %d, prefix breaks %d (%d on a request without a step), steps closer than a quarter window %d\n",
-		t.Steps, t.Breaks, t.BreaksOffStep, t.StepsTooClose)
-	fmt.Fprintf(&b, "- pairing errors %d, recent results changed %d, key lines lost %d, system/first message changed %d, rewrite errors %d",
-		t.PairingErrors, t.RecentChanged, t.KeyLinesLost, t.HeadChanged, t.Errors)
+	fmt.Fprintf(&b, "- steps %d (%d forced by the window), prefix breaks %d (%d on a request without a step), steps outside the window's emergency closer than a quarter window %d\n",
+		t.Steps, t.StepsUrgent, t.Breaks, t.BreaksOffStep, t.StepsTooClose)
+	more, most := 0, 0.0
+	for _, r := range rs {
+		if r.OutBytes > r.RawBytes {
+			more++
+			most = max(most, float64(r.OutBytes)/float64(r.RawBytes)-1)
+		}
+	}
+	fmt.Fprintf(&b, "- sessions sending more bytes than raw: %d of %d (at most +%.2f%%)\n", more, len(rs), 100*most)
+	fmt.Fprintf(&b, "- recent results summarised because the window forced it: %d\n", t.RecentForced)
+	fmt.Fprintf(&b, "- pairing errors %d, recent results changed %d, newest result changed %d, key lines lost %d, system/first message changed %d, rewrite errors %d",
+		t.PairingErrors, t.RecentChanged, t.NewestChanged, t.KeyLinesLost, t.HeadChanged, t.Errors)
 	return b.String()
 }

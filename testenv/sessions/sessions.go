@@ -13,12 +13,16 @@ package sessions
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // Session is one recorded conversation.
@@ -30,18 +34,43 @@ type Session struct {
 	OpenAI    [][]byte
 }
 
-// Load reads a sessions file (one JSON object per line).
+// Load reads a sessions file (one JSON object per line; gzipped when its
+// name ends in .gz).
 func Load(path string) ([]Session, error) {
+	return LoadWith(path, nil)
+}
+
+// LoadWith is Load giving sessions with a stub head the realistic head h
+// (nil: none).
+func LoadWith(path string, h *Head) ([]Session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f)
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	ss, err := ReadWith(r, h)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ss, nil
 }
 
 // Read parses sessions from r.
 func Read(r io.Reader) ([]Session, error) {
+	return ReadWith(r, nil)
+}
+
+// ReadWith is Read with a realistic head for stub heads (nil: none).
+func ReadWith(r io.Reader, h *Head) ([]Session, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	var out []Session
@@ -53,6 +82,12 @@ func Read(r io.Reader) ([]Session, error) {
 		if !gjson.ValidBytes(line) {
 			return nil, fmt.Errorf("line %d: not JSON", n)
 		}
+		if h != nil {
+			var err error
+			if line, err = h.Apply(line); err != nil {
+				return nil, fmt.Errorf("line %d: head: %w", n, err)
+			}
+		}
 		s, err := parse(line)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
@@ -62,10 +97,21 @@ func Read(r io.Reader) ([]Session, error) {
 	return out, sc.Err()
 }
 
-// model names the sessions' requests: the window table knows it, so a
-// replay at the model's own window is possible, and the benchmark can
-// override the window for "a window the raw session overflows".
-const model = "claude-sonnet-4-5"
+// model and openAIModel name the sessions' requests: the window table
+// knows them, so a replay at the model's own window is possible, and the
+// benchmark can override the window for "a window the raw session
+// overflows".
+const (
+	model       = "claude-sonnet-4-5"
+	openAIModel = "gpt-4o"
+)
+
+func requestModel(d wire.Dialect) string {
+	if d == wire.OpenAIChat {
+		return openAIModel
+	}
+	return model
+}
 
 func parse(line []byte) (Session, error) {
 	rec := gjson.ParseBytes(line)
@@ -103,7 +149,7 @@ func parse(line []byte) (Session, error) {
 		if i+1 < len(om) && om[i+1].Get("role").String() != "assistant" {
 			continue
 		}
-		body := `{"model":"gpt-4o"}`
+		body := `{"model":"` + openAIModel + `"}`
 		var err error
 		if t := rec.Get("openai_tools"); t.IsArray() {
 			body, err = sjson.SetRaw(body, "tools", t.Raw)

@@ -1,18 +1,26 @@
 // Command sessions replays recorded agent sessions through toolproc's
 // request rewrite and prints, per session and in total, what a provider
 // would see: bytes sent, the largest request, turns that fit a window raw
-// and rewritten, prompt-cache cost, prefix breaks and invariant checks.
+// and rewritten, prompt-cache cost under the Anthropic and OpenAI models,
+// steps and prefix breaks, and invariant checks.
 //
-//	go run ./testenv/cmd/sessions -file sessions.jsonl [-window 16000] [-fraction 3] [-flatten old|all] [-config FILE] [-v]
+//	go run ./testenv/cmd/sessions -tune FILES -test FILES [-head FILE] [-window N] [-fraction F] [-flatten old|all] [-config FILE] [-v]
 //
-// `make bench-sessions` runs it on the shared session corpus when present
-// and on the committed sample otherwise.
+// FILES is a comma-separated list of JSONL files (gzipped when named .gz).
+// The tuning set is what the policy was tuned on; the test set is held out
+// by source (testenv/sessions/corpus/SOURCES.md), and its figures are the
+// ones that count. Without -window and -fraction every set is replayed at
+// three windows: the model's own (the defaults), each session's final
+// request (the raw session just fits: cost) and each session's first
+// request plus a third of its growth (the raw session overflows: turns).
+// `make bench-sessions` runs it.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/filters/wire"
@@ -20,58 +28,97 @@ import (
 )
 
 func main() {
-	file := flag.String("file", "testenv/sessions/testdata/sample.jsonl", "sessions JSONL")
-	window := flag.Int("window", 0, "context window in tokens; 0: each session's own, exhausted a third of the way through the raw session's growth")
+	file := flag.String("file", "", "sessions JSONL files, comma-separated (an alias of -tune)")
+	tune := flag.String("tune", "", "the tuning set: sessions JSONL files, comma-separated")
+	test := flag.String("test", "", "the test set (held out by source): sessions JSONL files, comma-separated")
+	headFile := flag.String("head", "", "a realistic agent head (testenv/sessions/heads) for sessions whose own system prompt and tools are a stub")
+	window := flag.Int("window", 0, "context window in tokens; 0: the three windows (defaults, final request, first request + 1/fraction of the growth); -1: the defaults only")
 	config := flag.String("config", "", "toolproc config (default: the embedded defaults)")
 	verbose := flag.Bool("v", false, "one row per session")
-	fraction := flag.Int("fraction", 0, "with -window 0: the raw session exhausts its window 1/fraction of the way through its growth; 0 runs 1 (cost: the raw session just fits) and 3 (turns: it overflows a third of the way in)")
+	fraction := flag.Int("fraction", 0, "with -window 0: only the window the raw session exhausts 1/fraction of the way through its growth")
 	flatten := flag.String("flatten", "", "profiles.default.tiers.flatten: off, old or all (tool exchanges as text)")
 	flag.Parse()
-	ss, err := sessions.Load(*file)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sessions:", err)
-		os.Exit(1)
+	if *tune == "" {
+		*tune = *file
+	}
+	var head *sessions.Head
+	if *headFile != "" {
+		h, err := sessions.LoadHead(*headFile)
+		if err != nil {
+			fail(err)
+		}
+		head = h
 	}
 	cfg, err := extproc.LoadConfig(*config)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sessions:", err)
-		os.Exit(1)
+		fail(err)
 	}
 	if *flatten != "" {
 		cfg.Profiles[extproc.DefaultProfile].Tiers.Flatten = *flatten
 	}
-	fractions := []int{*fraction}
-	if *window == 0 && *fraction == 0 {
-		fractions = []int{1, 3}
+	type run struct{ window, fraction int }
+	var runs []run
+	switch {
+	case *window != 0:
+		runs = []run{{*window, 0}}
+	case *fraction != 0:
+		runs = []run{{0, *fraction}}
+	default:
+		runs = []run{{sessions.Defaults, 0}, {0, 1}, {0, 3}}
 	}
-	for _, f := range fractions {
-		for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
-			run(cfg, ss, d, *window, f, *verbose)
+	for _, set := range []struct{ name, files string }{{"tuning set", *tune}, {"test set", *test}} {
+		if set.files == "" {
+			continue
+		}
+		var ss []sessions.Session
+		for _, f := range strings.Split(set.files, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			s, err := sessions.LoadWith(f, head)
+			if err != nil {
+				fail(err)
+			}
+			ss = append(ss, s...)
+		}
+		headName := "as recorded"
+		if head != nil {
+			headName = fmt.Sprintf("%s's where the recorded one is under %d KB", head.Agent, sessions.StubHeadBytes>>10)
+		}
+		fmt.Printf("\n## %s: %d sessions (%s), head %s\n", set.name, len(ss), set.files, headName)
+		for _, r := range runs {
+			for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
+				replay(cfg, ss, d, r.window, r.fraction, *verbose)
+			}
 		}
 	}
 }
 
-func run(cfg *extproc.Config, ss []sessions.Session, d wire.Dialect, window, fraction int, verbose bool) {
-	{
-		rs, err := sessions.RunFraction(cfg, ss, d, window, fraction)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sessions:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("\n%s, %d sessions, window %s\n\n%s\n", d, len(ss), windowName(window, fraction), sessions.Header)
-		if verbose {
-			for _, r := range rs {
-				fmt.Println(r.Row())
-			}
-		}
-		fmt.Println(sessions.Totals(rs).Row())
-		fmt.Println()
-		fmt.Println(sessions.Summary(rs))
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "sessions:", err)
+	os.Exit(1)
+}
+
+func replay(cfg *extproc.Config, ss []sessions.Session, d wire.Dialect, window, fraction int, verbose bool) {
+	rs, err := sessions.RunFraction(cfg, ss, d, window, fraction)
+	if err != nil {
+		fail(err)
 	}
+	fmt.Printf("\n### %s, window %s\n\n%s\n", d, windowName(window, fraction), sessions.Header)
+	if verbose {
+		for _, r := range rs {
+			fmt.Println(r.Row())
+		}
+	}
+	fmt.Println(sessions.Totals(rs).Row())
+	fmt.Println()
+	fmt.Println(sessions.Summary(rs))
 }
 
 func windowName(w, fraction int) string {
 	switch {
+	case w == sessions.Defaults:
+		return "the model's own (the defaults)"
 	case w == 0 && fraction <= 1:
 		return "per session: its final request (the raw session just fits)"
 	case w == 0:
