@@ -61,13 +61,20 @@ validate:
 e2e:
 	$(GO) test -race -count=1 -run 'E2E' ./testenv/...
 
-# Replays recorded agent sessions through the default profile: bytes sent,
-# the largest request, turns that fit a window, prompt-cache cost, prefix
-# breaks, pairing. SESSIONS is a JSONL of final requests (format in
-# testenv/sessions); the committed sample by default.
-SESSIONS ?= testenv/sessions/testdata/sample.jsonl
+# Replays recorded agent sessions through the default profile at three
+# windows (the model's own, each session's final request, its first request
+# plus a third of its growth): turns that fit, bytes sent, the largest
+# request, cost under the Anthropic and OpenAI prompt-cache models, steps,
+# prefix breaks, pairing. TUNE is the tuning set (the shared corpus beside
+# the checkout when present, else the committed sample), TEST the held-out
+# set (testenv/sessions/corpus, never tuned on); HEAD a real agent's
+# system prompt and tools for sessions that recorded only a stub.
+TUNE ?= $(firstword $(wildcard ../shared/sessions/sessions.jsonl) testenv/sessions/testdata/sample.jsonl)
+TEST ?= $(subst $(eval) ,$(comma),$(wildcard testenv/sessions/corpus/*.jsonl.gz))
+HEAD ?= testenv/sessions/heads/openhands.json
+comma := ,
 bench-sessions:
-	$(GO) run ./testenv/cmd/sessions -file $(SESSIONS) $(SESSIONS_FLAGS)
+	$(GO) run ./testenv/cmd/sessions -tune $(TUNE) -test "$(TEST)" -head $(HEAD) $(SESSIONS_FLAGS)
 
 # Compression quality: fact retention per class (failing tests, summaries,
 # error lines, exception types, locations, paths, JSON keys, diff skeletons,

@@ -162,7 +162,11 @@ func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, 
 		if canRef {
 			henv.Store, henv.Tenant, henv.Keys = store, env.Tenant, env.Keys
 		}
-		hf = history.New(p.tiers, henv)
+		opts := p.tiers
+		if canRef && offer {
+			opts.Reserve = len(wire.ExpandToolJSON(ep.Dialect))
+		}
+		hf = history.New(opts, henv)
 		filters = append(filters, hf)
 	}
 	if canRef && p.Compress.Enabled {

@@ -55,6 +55,9 @@ type Options struct {
 	// (PricesFor): auto (the dialect's provider family), anthropic,
 	// openai, gemini or none (no cache: every removed byte pays).
 	CostModel string
+	// Reserve is what the request gains after the tiers have planned (the
+	// expand_context declaration), in bytes: the window must hold it too.
+	Reserve int
 	// Force is the overflow ladder's tiers rung: the provider refused the
 	// request as too long, so after the usual replay the cut moves as far
 	// as the target needs (keeping KeepRecent results), whatever the
@@ -93,13 +96,7 @@ func (o Options) withDefaults() Options {
 
 // hardShare of the window is where a step is taken even if the last one
 // was recent: past it the provider's answer (max_tokens) may no longer fit.
-// hardReserve is kept free below it for what is added after the tiers
-// have planned (the expand_context declaration, reference lines), which a
-// request that just fits raw would not have room for.
-const (
-	hardShare   = 1.0
-	hardReserve = 1024
-)
+const hardShare = 1.0
 
 // budgetFor returns the budget for a model; ok=false when there is none
 // (no absolute figures and no known window): the tiers do not act.
@@ -110,7 +107,7 @@ func (o Options) budgetFor(model string) (budget, bool) {
 		w = o.Window(model)
 	}
 	if w > 0 {
-		b.hard = int(float64(w)*hardShare)*4 - hardReserve
+		b.hard = int(float64(w)*hardShare)*4 - o.Reserve
 	}
 	switch {
 	case o.TriggerTokens > 0:
@@ -206,7 +203,7 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 // after the cut (0 when the request is below the trigger).
 func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int) {
 	b, ok := f.opts.budgetFor(c.Model)
-	if !ok || len(c.Results) <= f.opts.KeepRecent {
+	if !ok || len(c.Results) < 2 {
 		return nil, nil, 0
 	}
 	points := sizes(c)

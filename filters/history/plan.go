@@ -43,8 +43,9 @@ type plan struct {
 	urgent bool
 }
 
-// sizes lists, for every message a request can end with (anything but
-// model output), the estimated bytes of the request that ended there: the
+// sizes lists, for every message a request ends with (the last one, and
+// each one the model answered), the estimated bytes of the request that
+// ended there: the
 // bytes outside the message list, the messages up to it, less the thinking
 // blocks the provider drops from earlier turns. It is a pure function of
 // the request, and every earlier request of an append-only conversation is
@@ -63,6 +64,11 @@ func sizes(c *wire.Conversation) (points []point) {
 		}
 		thinking += msg.Thinking
 		if msg.Assistant {
+			continue
+		}
+		if m+1 < len(c.Msgs) && !c.Msgs[m+1].Assistant {
+			// No request ends here: the turn goes on (OpenAI's one tool
+			// message per parallel result, a user message after them).
 			continue
 		}
 		points = append(points, point{msg: m, size: fixed + msg.Span.End - listStart - dropped})
@@ -160,9 +166,11 @@ func (pl planner) plan() plan {
 			}
 		}
 		if urgent {
-			// Still over the window: fewer results kept whole, down to the
-			// newest.
-			for size > b.hard && c < done-1 {
+			// Still over the window, or so close under it that the next
+			// turns would force another step at once: fewer results kept
+			// whole, down to the newest, until a quarter window of growth
+			// fits.
+			for size > b.hard-b.spacing && c < done-1 {
 				if c < m {
 					mid -= pl.middle(c)
 				}

@@ -56,6 +56,13 @@ func main() {
 	if *flatten != "" {
 		cfg.Profiles[extproc.DefaultProfile].Tiers.Flatten = *flatten
 	}
+	// The declaration rides on every request of every session, whether or
+	// not anything is shortened.
+	fmt.Print("expand_context declaration, bytes on every request:")
+	for _, d := range wire.Dialects {
+		fmt.Printf(" %s %d", d, len(wire.ExpandToolJSON(d)))
+	}
+	fmt.Println()
 	type run struct{ window, fraction int }
 	var runs []run
 	switch {
