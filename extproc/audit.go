@@ -44,6 +44,13 @@ type tierAudit struct {
 	Flattened      int `json:"flattened,omitempty"`
 	BytesCleared   int `json:"bytes_cleared"`
 	EstimatedBytes int `json:"estimated_bytes"`
+	// Middle is how many recent results the middle tier compressed;
+	// KeptWhole how many the request keeps whole when the window forced
+	// fewer than keep_recent; Forced that the last step was taken because
+	// the request would not have fit the window.
+	Middle    int  `json:"middle,omitempty"`
+	KeptWhole int  `json:"kept_whole,omitempty"`
+	Forced    bool `json:"forced,omitempty"`
 }
 
 func openAudit(path string) (*auditLog, error) {

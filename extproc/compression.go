@@ -255,7 +255,7 @@ const TiersHeader = "x-toolproc-tiers"
 
 // recordTiers counts one request's tier rewrite and logs it.
 func (x *exchange) recordTiers(hf *history.Filter) {
-	if hf == nil || hf.Stats.Summarized+hf.Stats.Inputs+hf.Stats.Flattened == 0 {
+	if hf == nil || hf.Stats.Summarized+hf.Stats.Inputs+hf.Stats.Flattened+hf.Stats.Middle == 0 {
 		return
 	}
 	st, d, m := hf.Stats, string(x.dialect), x.srv.metrics
@@ -267,9 +267,11 @@ func (x *exchange) recordTiers(hf *history.Filter) {
 		m.StoreErrors.WithLabelValues("tiers").Add(float64(st.StoreErrors))
 	}
 	x.log.Info("tool history tiered", "step", st.Step, "summarized", st.Summarized, "inputs", st.Inputs,
+		"middle", st.Middle, "kept_whole", st.KeptWhole, "forced", st.Urgent,
 		"flattened", st.Flattened, "bytes_cleared", st.BytesCleared, "estimated_bytes", st.EstimatedBytes, "store_errors", st.StoreErrors)
 	x.srv.audit.writeTiers(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, tierAudit{
 		Step: st.Step, Summarized: st.Summarized, Inputs: st.Inputs, Flattened: st.Flattened, BytesCleared: st.BytesCleared, EstimatedBytes: st.EstimatedBytes,
+		Middle: st.Middle, KeptWhole: st.KeptWhole, Forced: st.Urgent,
 	})
 }
 

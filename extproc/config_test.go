@@ -73,6 +73,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		"server: [1, 2]":                                 "config",
 		`profiles: {x: {clamp: {keep_reads: middle}}}`:   "profiles.x.clamp.keep_reads",
 		`profiles: {x: {compress: {target_ratio: 1.1}}}`: "profiles.x.compress.target_ratio",
+		`profiles: {x: {tiers: {middle_ratio: 1.2}}}`:    "profiles.x.tiers.middle_ratio",
+		`profiles: {x: {tiers: {cost_model: cheap}}}`:    "profiles.x.tiers.cost_model",
 	}
 	for in, want := range cases {
 		_, err := ParseConfig([]byte(in))
@@ -92,5 +94,25 @@ func TestDefaultNormalizeOffKeepsXMLProfile(t *testing.T) {
 	}
 	if cfg.Profiles["default"].Stream.Normalize || !cfg.Profiles["xml"].Stream.Normalize {
 		t.Fatalf("normalize: default %v, xml %v", cfg.Profiles["default"].Stream.Normalize, cfg.Profiles["xml"].Stream.Normalize)
+	}
+}
+
+// The tiers' middle tier and cost model reach the history options: 0 turns
+// the middle tier off, the cost model's name passes as written.
+func TestTiersMiddleAndCostModel(t *testing.T) {
+	c, err := ParseConfig([]byte(`profiles: {default: {tiers: {middle_ratio: 0, cost_model: none}}, wide: {tiers: {middle_ratio: 8}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, wide := tiersOptions(c.Profiles["default"]), tiersOptions(c.Profiles["wide"])
+	if def.MiddleRatio >= 0 || def.CostModel != "none" {
+		t.Errorf("default: middle %v, cost model %q", def.MiddleRatio, def.CostModel)
+	}
+	if wide.MiddleRatio != 8 || wide.CostModel != "none" {
+		t.Errorf("wide (inherits the cost model): middle %v, cost model %q", wide.MiddleRatio, wide.CostModel)
+	}
+	d := DefaultConfig().Profiles[DefaultProfile].Tiers
+	if d.MiddleRatio != 4 || d.CostModel != "auto" {
+		t.Errorf("embedded defaults: middle %v, cost model %q", d.MiddleRatio, d.CostModel)
 	}
 }
