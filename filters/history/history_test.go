@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
@@ -384,4 +385,78 @@ func TestForceCut(t *testing.T) {
 			t.Fatal("a kept result was summarised")
 		}
 	}
+}
+
+// When the recent results alone would keep the request over the window,
+// one step compresses the older of them (the middle tier) with a reference,
+// every key line of each kept verbatim; the newest result reaches the
+// provider byte-identical, pairing holds, and the originals can be read
+// back.
+func TestMiddleTierRewrite(t *testing.T) {
+	outs := results(8, 12000, func(i int) bool { return i%2 == 0 })
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			body := wiretest.Request(d, outs...)
+			store := shadow.NewMemory(shadow.MemoryOptions{})
+			defer store.Close()
+			env := Env{Ctx: context.Background(), Store: store, Tenant: "t1", Keys: shadow.NewKeyring([]byte("secret"))}
+			// 8 results of 12 KB (96 KB) against a 64 KB window: the six
+			// recent ones alone are over it.
+			window := 16000
+			out, f := runTiers(t, d, body, Options{Window: func(string) int { return window }}, env)
+			if f.Stats.Middle == 0 || !f.Stats.Urgent {
+				t.Fatalf("no middle tier: %+v", f.Stats)
+			}
+			if err := wiretest.CheckPairing(d, out); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := wire.Parse(d, body)
+			after, err := wire.Parse(d, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if Estimate(after) > window*4 {
+				t.Fatalf("%d bytes after the step, over the %d-token window", Estimate(after), window)
+			}
+			last := len(before.Results) - 1
+			if a, b := resultText(before.Results[last]), resultText(after.Results[last]); a != b {
+				t.Fatal("the newest result changed")
+			}
+			middle := 0
+			for i, r := range after.Results {
+				text := resultText(r)
+				id, _, _, ok := shadow.ParseReference(text)
+				if !ok {
+					continue
+				}
+				middle++
+				orig := resultText(before.Results[i])
+				key, _ := compress.KeyLines(orig, compress.MaxKeyLines)
+				for _, l := range key {
+					if !strings.Contains(text, "\n"+l) {
+						t.Errorf("result %d lost its key line %q", i, l)
+					}
+				}
+				got, err := store.Get(context.Background(), "t1", shadow.Original, id)
+				if err != nil || string(got) != orig {
+					t.Errorf("result %d: original not kept (%v)", i, err)
+				}
+			}
+			if middle == 0 {
+				t.Fatal("no result carries a middle-tier reference")
+			}
+		})
+	}
+}
+
+// resultText is a result's text: its first text value, or for a JSON
+// result (Gemini, Bedrock json) its longest string.
+func resultText(r wire.ToolResult) string {
+	if len(r.Texts) > 0 {
+		return r.Texts[0].Text()
+	}
+	if len(r.JSON) > 0 {
+		return longestString(r.JSON[0].Raw)
+	}
+	return ""
 }

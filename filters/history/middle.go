@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"strconv"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/memo"
@@ -58,8 +60,7 @@ func middleBody(text string, ratio float64, hint compress.Hint) string {
 }
 
 // middleGroup builds the middle-tier rewrite of one group's results and
-// records in the group what it saves. Only text results are compressed:
-// JSON results (Gemini, Bedrock) keep their structure whole.
+// records in the group what it saves.
 func (f *Filter) middleGroup(c *wire.Conversation, g *group) []rewrite {
 	var out []rewrite
 	g.midSaved = 0
@@ -68,20 +69,19 @@ func (f *Filter) middleGroup(c *wire.Conversation, g *group) []rewrite {
 		hint := compress.Hint{ToolName: r.ToolName, Args: r.Args}
 		var rw rewrite
 		before, after, linesBefore, linesAfter := 0, 0, 0, 0
-		for _, t := range r.Texts {
-			text := t.Text()
+		one := func(at wire.Span, text string) {
 			body := middleBody(text, f.opts.MiddleRatio, hint)
 			if body == "" {
-				continue
+				return
 			}
 			id, _ := f.ref(text)
 			s := body
 			if id != "" {
 				s = shadow.Reference(id, len(text), f.opts.Tool) + body
 			}
-			e := wire.SetString(t.Span, s)
-			if len(e.Raw) >= t.Span.End-t.Span.Start {
-				continue
+			e := wire.SetString(at, s)
+			if len(e.Raw) >= at.End-at.Start {
+				return
 			}
 			rw.edits = append(rw.edits, e)
 			rw.kept = append(rw.kept, keptValue{id: id, value: text})
@@ -89,7 +89,25 @@ func (f *Filter) middleGroup(c *wire.Conversation, g *group) []rewrite {
 			after += len(s)
 			linesBefore += clamp.CountLines(text)
 			linesAfter += clamp.CountLines(s)
-			rw.saved += t.Span.End - t.Span.Start - len(e.Raw)
+			rw.saved += at.End - at.Start - len(e.Raw)
+		}
+		for _, t := range r.Texts {
+			one(t.Span, t.Text())
+		}
+		// JSON results (Gemini's functionResponse.response, Bedrock's json
+		// block) stay objects of the same shape: their long top-level
+		// strings are compressed in place, each with its own reference.
+		for _, j := range r.JSON {
+			v := gjson.Parse(j.Raw)
+			if !v.IsObject() {
+				continue
+			}
+			v.ForEach(func(_, m gjson.Result) bool {
+				if m.Type == gjson.String && len(m.Raw) >= middleMinBytes && m.Index > 0 && m.Index+len(m.Raw) <= len(j.Raw) {
+					one(wire.Span{Start: j.Span.Start + m.Index, End: j.Span.Start + m.Index + len(m.Raw)}, m.Str)
+				}
+				return true
+			})
 		}
 		if len(rw.edits) == 0 {
 			continue

@@ -76,6 +76,10 @@ type Result struct {
 	// compressed by the tiers, key lines of a summarised result lost,
 	// system prompt or first user message changed, rewrite errors.
 	PairingErrors, RecentChanged, NewestChanged, KeyLinesLost, HeadChanged, Errors int
+	// KeyLinesShortened counts key lines missing from results shortened
+	// otherwise than by a summary (the middle tier, per-result compression,
+	// the clamp): reported, not an invariant of the tiers.
+	KeyLinesShortened int
 }
 
 // Replay sends every request of one session (in the dialect's shape)
@@ -175,7 +179,9 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep i
 			res.RecentChanged += changed
 		}
 		res.NewestChanged += recent(rc, oc, 1)
-		res.KeyLinesLost += keyLines(rc, oc, out)
+		lost, shortened := keyLines(rc, oc, out)
+		res.KeyLinesLost += lost
+		res.KeyLinesShortened += shortened
 		if !head(d, raw, out) {
 			res.HeadChanged++
 		}
@@ -277,10 +283,10 @@ func recent(raw, out *wire.Conversation, keep int) int {
 }
 
 // keyLines counts error lines, failing tests and run summaries of
-// summarised command outputs that the summary lost. A result flattened
+// summarised command outputs that the summary lost, and apart those lost by
+// any other shortening. A result flattened
 // into text (no longer a result) must have them in the request's text.
-func keyLines(raw, out *wire.Conversation, body []byte) int {
-	lost := 0
+func keyLines(raw, out *wire.Conversation, body []byte) (lost, shortened int) {
 	shift := len(raw.Results) - len(out.Results)
 	text := ""
 	for i, r := range raw.Results {
@@ -304,18 +310,27 @@ func keyLines(raw, out *wire.Conversation, body []byte) int {
 		}
 		o := out.Results[i-shift]
 		for k, t := range o.Texts {
-			if !strings.HasPrefix(t.Text(), history.Prefix) || k >= len(r.Texts) {
+			if k >= len(r.Texts) || t.Text() == r.Texts[k].Text() {
 				continue
 			}
+			// A summary must keep every key line of the original, on a line
+			// of its own; so should any other shortening (the middle tier,
+			// per-result compression, the clamp), counted apart.
 			lines, _ := compress.KeyLines(r.Texts[k].Text(), compress.MaxKeyLines)
+			summary := strings.HasPrefix(t.Text(), history.Prefix)
 			for _, l := range lines {
-				if !strings.Contains(t.Text(), "\n"+l) {
+				if strings.Contains(t.Text(), "\n"+l) || strings.HasPrefix(t.Text(), l) {
+					continue
+				}
+				if summary {
 					lost++
+				} else {
+					shortened++
 				}
 			}
 		}
 	}
-	return lost
+	return lost, shortened
 }
 
 // flatPairing checks a request whose old exchanges may be text: the
@@ -397,6 +412,7 @@ func Totals(rs []Result) Result {
 		t.PairingErrors += r.PairingErrors
 		t.RecentChanged += r.RecentChanged
 		t.KeyLinesLost += r.KeyLinesLost
+		t.KeyLinesShortened += r.KeyLinesShortened
 		t.HeadChanged += r.HeadChanged
 		t.Errors += r.Errors
 	}

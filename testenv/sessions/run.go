@@ -118,6 +118,7 @@ func Summary(rs []Result) string {
 	}
 	fmt.Fprintf(&b, "- sessions sending more bytes than raw: %d of %d (at most +%.2f%%)\n", more, len(rs), 100*most)
 	fmt.Fprintf(&b, "- recent results summarised because the window forced it: %d\n", t.RecentForced)
+	fmt.Fprintf(&b, "- key lines missing from results shortened otherwise (middle tier, per-result compression, clamp): %d\n", t.KeyLinesShortened)
 	fmt.Fprintf(&b, "- pairing errors %d, recent results changed %d, newest result changed %d, key lines lost %d, system/first message changed %d, rewrite errors %d",
 		t.PairingErrors, t.RecentChanged, t.NewestChanged, t.KeyLinesLost, t.HeadChanged, t.Errors)
 	return b.String()
