@@ -86,7 +86,10 @@ func textOnlyChat(body []byte, o Options) ([]byte, Report, error) {
 		}
 		flushMissing()
 		if role != "assistant" {
-			out = append(out, chatMsg{role: role, raw: m.Raw})
+			// Only the assistant calls tools: tool_calls or function_call on
+			// any other message is not a call of this conversation (review
+			// round 3, N3), and a text-only upstream must get none.
+			out = append(out, chatMsg{role: role, raw: m.Raw, drop: []string{"tool_calls", "function_call"}})
 			continue
 		}
 		calls := m.Get("tool_calls")
@@ -263,55 +266,78 @@ func prependBlock(m chatMsg, systems []string, tools string) string {
 // mergeChat joins consecutive messages of one role: strict upstreams
 // demand alternation, and the results of one turn arrive as several
 // messages. Text joins with a blank line; array contents are concatenated.
+// Each run of one role is joined once, in one pass over its contents: a
+// run of n messages costs O(its bytes), not O(n × its bytes) (review
+// round 3, N2).
 func mergeChat(in []chatMsg) ([]chatMsg, int) {
 	var out []chatMsg
 	n := 0
-	for _, m := range in {
-		if len(out) > 0 && out[len(out)-1].role == m.role && (m.role == "user" || m.role == "assistant") {
-			prev := &out[len(out)-1]
-			prev.content = joinContent(prev.contentRaw(), m.contentRaw())
-			n++
-			continue
+	for i := 0; i < len(in); {
+		m := in[i]
+		j := i + 1
+		if m.role == "user" || m.role == "assistant" {
+			for j < len(in) && in[j].role == m.role {
+				j++
+			}
+		}
+		if j-i > 1 {
+			contents := make([]gjson.Result, 0, j-i)
+			for _, r := range in[i:j] {
+				contents = append(contents, r.contentRaw())
+			}
+			m.content = joinContents(contents)
+			n += j - i - 1
 		}
 		out = append(out, m)
+		i = j
 	}
 	return out, n
 }
 
-func joinContent(a, b gjson.Result) string {
-	if a.IsArray() || b.IsArray() {
-		var s strings.Builder
-		s.WriteByte('[')
-		first := true
-		for _, c := range []gjson.Result{a, b} {
-			if c.IsArray() {
-				c.ForEach(func(_, p gjson.Result) bool {
-					if !first {
-						s.WriteByte(',')
-					}
-					first = false
-					s.WriteString(p.Raw)
-					return true
-				})
-				continue
-			}
-			if t := c.String(); t != "" {
-				if !first {
-					s.WriteByte(',')
-				}
-				first = false
-				s.WriteString(`{"type":"text","text":` + jsonStr(t) + `}`)
-			}
+// joinContents is the content of a run of messages joined in order, the
+// same as joining them two at a time: strings with a blank line between
+// the non-empty ones; once an array content appears the result is an
+// array, the text before it one text part, and every later string its own
+// text part.
+func joinContents(cs []gjson.Result) string {
+	var pending strings.Builder // the joined strings before the first array
+	var parts strings.Builder   // the array's parts, comma-separated
+	isArray := false
+	addPart := func(raw string) {
+		if parts.Len() > 0 {
+			parts.WriteByte(',')
 		}
-		s.WriteByte(']')
-		return s.String()
+		parts.WriteString(raw)
 	}
-	at, bt := a.String(), b.String()
-	switch {
-	case at == "":
-		return jsonStr(bt)
-	case bt == "":
-		return jsonStr(at)
+	for _, c := range cs {
+		if c.IsArray() {
+			if !isArray {
+				isArray = true
+				if pending.Len() > 0 {
+					addPart(`{"type":"text","text":` + jsonStr(pending.String()) + `}`)
+				}
+			}
+			c.ForEach(func(_, p gjson.Result) bool {
+				addPart(p.Raw)
+				return true
+			})
+			continue
+		}
+		t := c.String()
+		if t == "" {
+			continue
+		}
+		if isArray {
+			addPart(`{"type":"text","text":` + jsonStr(t) + `}`)
+			continue
+		}
+		if pending.Len() > 0 {
+			pending.WriteString("\n\n")
+		}
+		pending.WriteString(t)
 	}
-	return jsonStr(at + "\n\n" + bt)
+	if isArray {
+		return "[" + parts.String() + "]"
+	}
+	return jsonStr(pending.String())
 }
