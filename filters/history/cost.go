@@ -68,14 +68,13 @@ func PricesFor(name string, d wire.Dialect) (Prices, bool) {
 
 // stepPays reports whether a step that removes removed bytes and makes the
 // provider re-write rewritten bytes earns its cost back within horizon
-// turns (the turn of the step included). The margin asks for twice the
-// break-even: the horizon is a guess, and a step that only breaks even
-// still costs the cache a write.
+// turns (the turn of the step included). Break-even is enough: asking for
+// twice it made no session cheaper on the tuning set (the final-request
+// window cost 0.862× raw against 0.855×), only later to step.
 func (p Prices) stepPays(removed, rewritten int, horizon float64) bool {
 	if removed <= 0 {
 		return false
 	}
-	const margin = 2.0
 	cost := (p.Write - p.Read) * float64(max(rewritten, 0))
-	return p.Read*float64(removed)*horizon >= margin*cost
+	return p.Read*float64(removed)*horizon >= cost
 }
