@@ -451,20 +451,26 @@ func TestQualityCorpus(t *testing.T) {
 	case testing.Short():
 		ratios = []float64{4}
 	}
+	var test []sample
 	if len(ratios) > 0 {
-		samples = prepare(recs, minBytes)
+		samples, test = splitSamples(t, prepare(recs, minBytes))
 	}
 	for _, ratio := range ratios {
 		s, b := runPair(samples, ratio)
-		s.log(t, fmt.Sprintf("structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
-		b.log(t, fmt.Sprintf("head+tail at the same bytes, %gx", ratio))
+		s.log(t, fmt.Sprintf("tuning set, structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
+		b.log(t, fmt.Sprintf("tuning set, head+tail at the same bytes, %gx", ratio))
 		if ratio >= 4 {
-			assertQuality(t, "corpus", s, b, ratio, true)
+			assertQuality(t, "corpus tuning set", s, b, ratio, true)
 		}
+		s, b = runPair(test, ratio)
+		s.log(t, fmt.Sprintf("TEST set, structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
+		b.log(t, fmt.Sprintf("TEST set, head+tail at the same bytes, %gx", ratio))
 	}
 	if len(ratios) == 3 {
 		med, p10, n := fll(samples)
-		t.Logf("fact-lossless ratio over %d records with T/S/E facts: median %.2fx, p10 %.2fx", n, med, p10)
+		t.Logf("tuning set: fact-lossless ratio over %d records with T/S/E facts: median %.2fx, p10 %.2fx", n, med, p10)
+		med, p10, n = fll(test)
+		t.Logf("TEST set: fact-lossless ratio over %d records with T/S/E facts: median %.2fx, p10 %.2fx", n, med, p10)
 	}
 
 	// Guards on every record, at a 4x target and (without -race) at the
