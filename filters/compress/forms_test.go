@@ -133,3 +133,39 @@ func TestListingUnderHeadings(t *testing.T) {
 		t.Errorf("names grouped under the wrong directory:\n%s", out)
 	}
 }
+
+// TestDiffHunkKeepsItsChanges: on a real patch at 4x, every hunk header
+// kept is followed by changed lines of its own (not by a marker standing
+// for all of them), and the first change of the first hunk survives.
+func TestDiffHunkKeepsItsChanges(t *testing.T) {
+	text := readTestdata(t, "git_patch.diff")
+	h := bash("git diff")
+	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, h)
+	lines := strings.Split(out, "\n")
+	headers := 0
+	for k, l := range lines {
+		if !strings.HasPrefix(l, "@@ ") {
+			continue
+		}
+		headers++
+		changed := false
+		for _, m := range lines[k+1 : min(k+5, len(lines))] { // short context lines may be kept before
+			if strings.HasPrefix(m, "+") || strings.HasPrefix(m, "-") {
+				changed = true
+				break
+			}
+			if strings.HasPrefix(m, "@@ ") || strings.HasPrefix(m, "diff ") {
+				break
+			}
+		}
+		if !changed {
+			t.Errorf("hunk %q kept without its changes:\n%s", l, out)
+		}
+	}
+	if headers == 0 || !strings.Contains(out, "+                              | division_of_units DIVISION unit_expression") {
+		t.Errorf("first change lost:\n%s", out)
+	}
+	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 4}), text, h); err != nil {
+		t.Error(err)
+	}
+}

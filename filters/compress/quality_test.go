@@ -506,7 +506,11 @@ func assertQuality(t *testing.T, name string, s, baseline qualityRun, ratio floa
 	assertRecall(t, name, s.all, must)
 	if ratio <= 4 {
 		if full {
-			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.95, factJ: 0.80})
+			// Diff headers (D) are held lower than they were: a hunk
+			// header is kept with its first changes, not before every
+			// changed line (issue 23), and a hunk dropped whole is
+			// counted in the per-file line on top.
+			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.75, factJ: 0.80})
 		} else {
 			assertRecall(t, name+", diagnostic", s.diag, map[factClass]float64{factE: 0.95, factX: 0.95})
 		}
