@@ -52,6 +52,7 @@ var (
 		regexp.MustCompile(`^test \S+ \.\.\. FAILED$`),                        // cargo
 		regexp.MustCompile(`\S+::\S+ (?:FAILED|ERROR)(?: \[\s*\d+%\])?$`),     // pytest -v
 		regexp.MustCompile(`"Action":"fail","Package":"[^"]+","Test":"[^"]+`), // go test -json
+		regexp.MustCompile(`^_{3,} \S+\.py:\w+ _{3,}$`),                       // sympy bin/test report header
 	}
 	// reTTest holds the forms that name failures only inside a test log:
 	// elsewhere "1) " starts any numbered list.
@@ -70,9 +71,10 @@ var (
 		regexp.MustCompile(`^Tests:\s+.*`),
 		regexp.MustCompile(`test result: .*`),
 		regexp.MustCompile(`(?i)exit (?:status|code):? [1-9]\d*`),
-		regexp.MustCompile(`^\d+ examples?, \d+ failures?`),          // rspec
-		regexp.MustCompile(`^Tests: \d+, Assertions: \d+.*`),         // phpunit
-		regexp.MustCompile(`^\s*Tests\s+\d+ (?:failed|passed).*\)$`), // vitest
+		regexp.MustCompile(`^\d+ examples?, \d+ failures?`),              // rspec
+		regexp.MustCompile(`^Tests: \d+, Assertions: \d+.*`),             // phpunit
+		regexp.MustCompile(`^\s*Tests\s+\d+ (?:failed|passed).*\)$`),     // vitest
+		regexp.MustCompile(`Interrupted: \d+ errors? during collection`), // pytest stopped early
 	}
 	reE = []*regexp.Regexp{
 		regexp.MustCompile(`Traceback \(most recent call last\)`),

@@ -169,3 +169,55 @@ func TestDiffHunkKeepsItsChanges(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLaterFailuresKeepTheirKind: at 10x, a pytest run whose failures are
+// of several kinds keeps the first line naming each exception type and the
+// first "E" line of every failure report, not only the first and last.
+func TestLaterFailuresKeepTheirKind(t *testing.T) {
+	kinds := []string{"AssertionError: assert 3 == 4", "KeyError: 'sku'", "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+		"ValueError: invalid literal for int() with base 10: 'x'", "ZeroDivisionError: division by zero", "AttributeError: 'NoneType' object has no attribute 'id'"}
+	var b strings.Builder
+	b.WriteString("============================= test session starts ==============================\nplatform linux -- Python 3.11.4, pytest-7.4.0, pluggy-1.2.0\nrootdir: /srv/shop\ncollected 240 items\n\n")
+	for i := 0; i < 24; i++ {
+		fmt.Fprintf(&b, "tests/test_orders.py::test_case_%03d PASSED                                [ %2d%%]\n", i, i*100/240)
+	}
+	b.WriteString("\n=================================== FAILURES ===================================\n")
+	for i := 0; i < 36; i++ {
+		k := kinds[i*len(kinds)/36]
+		fmt.Fprintf(&b, "________________________________ test_order_%02d _________________________________\n\n", i)
+		fmt.Fprintf(&b, "    def test_order_%02d():\n        order = make_order(%d)\n>       check(order)\n\ntests/test_orders.py:%d: \n", i, i, 40+i*7)
+		for j := 0; j < 6; j++ {
+			fmt.Fprintf(&b, "    line %d of the helper that checks the order totals and the stock levels\n", j)
+		}
+		fmt.Fprintf(&b, "E       %s (order %d)\n", k, i)
+		fmt.Fprintf(&b, "E        +  where order = Order(id=%d, lines=[])\n\nshop/orders.py:%d: %s\n", i, 100+i, strings.SplitN(k, ":", 2)[0])
+	}
+	b.WriteString("=========================== short test summary info ============================\n")
+	for i := 0; i < 36; i++ {
+		fmt.Fprintf(&b, "FAILED tests/test_orders.py::test_order_%02d\n", i)
+	}
+	b.WriteString("======================== 36 failed, 204 passed in 3.21s ========================\n")
+	text := b.String()
+	h := bash("pytest tests/test_orders.py")
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, h)
+	for _, k := range kinds {
+		name := strings.SplitN(k, ":", 2)[0]
+		if !strings.Contains(out, "E       "+name) {
+			t.Errorf("no E line names %s", name)
+		}
+	}
+	for i := 0; i < 36; i++ {
+		if !strings.Contains(out, fmt.Sprintf("(order %d)\n", i)) {
+			t.Errorf("first E line of test_order_%02d lost", i)
+		}
+	}
+	if !strings.Contains(out, "36 failed, 204 passed in 3.21s") {
+		t.Error("summary lost")
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 10}), text, h); err != nil {
+		t.Error(err)
+	}
+}

@@ -88,6 +88,7 @@ func kindCases(t testing.TB) []kindCase {
 				"ERROR tests/unittest_pyreverse_writer.py",
 				"========================= 1 warning, 1 error in 0.09s ==========================",
 				"tests/unittest_pyreverse_writer.py:32: in <module>",
+				"!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!", // a summary
 			},
 			markers:  []string{`^\[… \d+ lines omitted: shell trace …\]$`},
 			maxRatio: 0.15,
@@ -133,6 +134,9 @@ func kindCases(t testing.TB) []kindCase {
 			target: 4096, kind: KindTestLog,
 			keep: []string{
 				"test_other_symbol F",
+				"sympy/core/tests/test_assumptions.py:test_infinity", // the report headers name the failures
+				"sympy/core/tests/test_assumptions.py:test_neg_infinity",
+				"sympy/core/tests/test_assumptions.py:test_other_symbol",
 				"tests finished: 76 passed, 3 failed, 1 skipped, 3 expected to fail,",
 				`File "/testbed/sympy/core/tests/test_assumptions.py", line 622, in test_other_symbol`,
 				"DO *NOT* COMMIT!",
