@@ -221,3 +221,62 @@ func TestLaterFailuresKeepTheirKind(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestReadKeepsRecurringNames: a file read at 4x shows the code names the
+// file uses again and again (the ones an agent quotes or edits next), not
+// only its head, tail and definitions: more of them than head+tail at the
+// same bytes over both reads, and most of those used five times or more
+// in each.
+func TestReadKeepsRecurringNames(t *testing.T) {
+	sum, sumBase := 0, 0
+	for _, c := range []struct {
+		file string
+		hint Hint
+	}{
+		{"claude_read.txt", Hint{ToolName: "Read", Args: `{"file_path":"/testbed/django/db/models/query.py"}`}},
+		{"swe_agent_open.txt", Hint{ToolName: "open", Args: `{"path":"src/marshmallow/fields.py"}`}},
+	} {
+		text := readTestdata(t, c.file)
+		out, rep := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, c.hint)
+		if rep.Kind != KindFileRead {
+			t.Fatalf("%s: kind %s", c.file, rep.Kind)
+		}
+		base := headTailC.fn(text, c.hint, len(out))
+		count := map[string]int{}
+		for _, l := range strings.Split(text, "\n") {
+			for _, w := range codeNames(l, nil) {
+				count[w]++
+			}
+		}
+		var total, kept, keptBase, often, oftenKept int
+		for w, n := range count {
+			if n < 2 {
+				continue
+			}
+			total++
+			if strings.Contains(out, w) {
+				kept++
+			}
+			if strings.Contains(base, w) {
+				keptBase++
+			}
+			if n >= 5 {
+				often++
+				if strings.Contains(out, w) {
+					oftenKept++
+				}
+			}
+		}
+		t.Logf("%s: %d→%d bytes; recurring names shown %d/%d (head+tail %d), used 5+ times %d/%d", c.file, len(text), len(out), kept, total, keptBase, oftenKept, often)
+		if oftenKept*10 < often*8 {
+			t.Errorf("%s: names used 5+ times %d/%d", c.file, oftenKept, often)
+		}
+		sum, sumBase = sum+kept, sumBase+keptBase
+		if err := checkGuards(Structural(StructuralOptions{TargetRatio: 4}), text, c.hint); err != nil {
+			t.Error(err)
+		}
+	}
+	if sum <= sumBase {
+		t.Errorf("recurring names shown %d, head+tail %d", sum, sumBase)
+	}
+}
