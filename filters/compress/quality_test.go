@@ -521,6 +521,15 @@ func assertQuality(t *testing.T, name string, s, baseline qualityRun, ratio floa
 	if s.all.frs() <= baseline.all.frs() {
 		t.Errorf("%s: structural FRS %.3f not above head+tail %.3f", name, s.all.frs(), baseline.all.frs())
 	}
+	// Next-step references are a goal of their own (issue 23): what the
+	// agent used next must survive at least as often as in head+tail at
+	// the same bytes. Held where there are enough of them to mean
+	// something (the committed sample's tuning part has a dozen).
+	if u, ok := s.all.recall(factU); ok && s.all.total[factU] >= 100 {
+		if ub, _ := baseline.all.recall(factU); u < ub {
+			t.Errorf("%s: next-step references %.1f%% below head+tail's %.1f%%", name, 100*u, 100*ub)
+		}
+	}
 	if full && float64(s.all.bytesIn) < 0.9*ratio*float64(s.all.bytesO) {
 		t.Errorf("%s: achieved %.2fx", name, float64(s.all.bytesIn)/float64(s.all.bytesO))
 	}
