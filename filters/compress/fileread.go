@@ -61,15 +61,19 @@ func selectFileRead(p *plan) {
 	// Landmarks in the middle, in file order: definitions and the lines
 	// that raise, catch or report errors; an outline first, within
 	// fileReadOutline, the rest after the names.
+	var marks []int
+	for i := h; i <= t; i++ {
+		code := p.lines[i]
+		if style != numNone {
+			code = stripNumber(code, style)
+		}
+		if isDefinition(code) || isErrorLine(code) {
+			marks = append(marks, i)
+		}
+	}
 	landmarks := func(limit int) {
-		for i := h; i <= t; i++ {
-			code := p.lines[i]
-			if style != numNone {
-				code = stripNumber(code, style)
-			}
-			if isDefinition(code) || isErrorLine(code) {
-				add(i, limit)
-			}
+		for _, i := range marks {
+			add(i, limit)
 		}
 	}
 	landmarks(b * fileReadOutline / 100)
@@ -172,12 +176,15 @@ const maxNameLines = 1 << 16
 // often it occurs in the read, capped: a name used across the file is the
 // one an edit or a grep reaches for. Lazy greedy: a line's score only
 // falls as names get covered, so a popped line whose fresh score still
-// beats the next one is the best.
+// beats the next one is the best. Names are kept as 64-bit hashes in one
+// flat array, so the pass allocates per read, not per line or name.
 func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int) {
 	n := min(len(p.lines), maxNameLines)
-	count := make(map[string]int32)
-	names := make([][]string, n)
+	start := make([]int32, n+1)
+	var ids []uint64
+	count := make(map[uint64]int32) // negative once a kept line shows the name
 	for i := 0; i < n; i++ {
+		start[i] = int32(len(ids))
 		code := p.lines[i]
 		if style != numNone {
 			code = stripNumber(code, style)
@@ -185,24 +192,29 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		if len(code) > 1000 {
 			code = code[:1000]
 		}
-		names[i] = codeNames(code, names[i][:0])
-		for _, w := range names[i] {
-			count[w]++
+		ids = appendCodeNames(code, ids, int(start[i]))
+		for _, id := range ids[start[i]:] {
+			count[id]++
 		}
 	}
-	shown := make(map[string]bool)
+	start[n] = int32(len(ids))
+	show := func(i int) {
+		for _, id := range ids[start[i]:start[i+1]] {
+			if c := count[id]; c > 0 {
+				count[id] = -c
+			}
+		}
+	}
 	for i := 0; i < n; i++ {
 		if p.keep[i] {
-			for _, w := range names[i] {
-				shown[w] = true
-			}
+			show(i)
 		}
 	}
 	score := func(i int) int {
 		s := 0
-		for _, w := range names[i] {
-			if !shown[w] {
-				s += int(min(count[w], 8))
+		for _, id := range ids[start[i]:start[i+1]] {
+			if c := count[id]; c > 0 {
+				s += int(min(c, 8))
 			}
 		}
 		// Per byte, in 1/1024ths: a short line with the same names wins.
@@ -210,7 +222,7 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	}
 	h := &lineHeap{}
 	for i := 0; i < n; i++ {
-		if !p.keep[i] && len(names[i]) > 0 {
+		if !p.keep[i] && start[i+1] > start[i] {
 			if sc := score(i); sc > 0 {
 				h.items = append(h.items, scoredLine{i, sc})
 			}
@@ -228,11 +240,42 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 			continue
 		}
 		if add(top.i, limit) {
-			for _, w := range names[top.i] {
-				shown[w] = true
-			}
+			show(top.i)
 		}
 	}
+}
+
+// appendCodeNames appends to ids the hashes of the distinct code names of
+// a line (ids[from:] are the line's so far), at most 32 per line.
+func appendCodeNames(code string, ids []uint64, from int) []uint64 {
+	for i := 0; i < len(code); {
+		if !isWordByte(code[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(code) && (isWordByte(code[j]) || code[j] == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
+			j++
+		}
+		if w := code[i:j]; len(w) >= 6 && isCodeName(w) && len(ids)-from < 32 {
+			id := uint64(14695981039346656037) // FNV-1a
+			for k := 0; k < len(w); k++ {
+				id = (id ^ uint64(w[k])) * 1099511628211
+			}
+			dup := false
+			for _, x := range ids[from:] {
+				if x == id {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				ids = append(ids, id)
+			}
+		}
+		i = j
+	}
+	return ids
 }
 
 // codeNames appends the distinct code names of a line to out.
