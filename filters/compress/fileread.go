@@ -1,9 +1,6 @@
 package compress
 
-import (
-	"container/heap"
-	"strings"
-)
+import "strings"
 
 // selectFileRead keeps the head and the tail of a file read, then its
 // definition lines (func, type, class, def, ...) while the budget allows,
@@ -177,12 +174,12 @@ const maxNameLines = 1 << 16
 // one an edit or a grep reaches for. Lazy greedy: a line's score only
 // falls as names get covered, so a popped line whose fresh score still
 // beats the next one is the best. Names are kept as 64-bit hashes in one
-// flat array, so the pass allocates per read, not per line or name.
+// flat array and counted in an open-addressing table, so the pass
+// allocates per read, not per line or name.
 func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int) {
 	n := min(len(p.lines), maxNameLines)
 	start := make([]int32, n+1)
 	var ids []uint64
-	count := make(map[uint64]int32) // negative once a kept line shows the name
 	for i := 0; i < n; i++ {
 		start[i] = int32(len(ids))
 		code := p.lines[i]
@@ -193,15 +190,40 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 			code = code[:1000]
 		}
 		ids = appendCodeNames(code, ids, int(start[i]))
-		for _, id := range ids[start[i]:] {
-			count[id]++
-		}
 	}
 	start[n] = int32(len(ids))
+	// Each name's count, negative once a kept line shows it: an
+	// open-addressing table indexed by the hash itself, a slot per name.
+	size := 1
+	for size < 2*len(ids) {
+		size *= 2
+	}
+	keys := make([]uint64, size)
+	vals := make([]int32, size)
+	mask := uint64(size - 1)
+	slot := func(id uint64) int {
+		k := (id ^ id>>29) & mask
+		for keys[k] != id && keys[k] != 0 {
+			k = (k + 1) & mask
+		}
+		keys[k] = id
+		return int(k)
+	}
+	for k, id := range ids {
+		if id == 0 {
+			id, ids[k] = 1, 1 // 0 marks an empty slot
+		}
+		vals[slot(id)]++
+	}
+	// Turn each id into its slot, so the greedy below never hashes again.
+	slots := make([]int32, len(ids))
+	for k, id := range ids {
+		slots[k] = int32(slot(id))
+	}
 	show := func(i int) {
-		for _, id := range ids[start[i]:start[i+1]] {
-			if c := count[id]; c > 0 {
-				count[id] = -c
+		for _, x := range slots[start[i]:start[i+1]] {
+			if c := vals[x]; c > 0 {
+				vals[x] = -c
 			}
 		}
 	}
@@ -212,8 +234,8 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	}
 	score := func(i int) int {
 		s := 0
-		for _, id := range ids[start[i]:start[i+1]] {
-			if c := count[id]; c > 0 {
+		for _, x := range slots[start[i]:start[i+1]] {
+			if c := vals[x]; c > 0 {
 				s += int(min(c, 8))
 			}
 		}
@@ -228,19 +250,23 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 			}
 		}
 	}
-	heap.Init(h)
+	h.init()
+	misses := 0
 	for h.Len() > 0 {
-		top := heap.Pop(h).(scoredLine)
+		top := h.pop()
 		sc := score(top.i)
 		if sc <= 0 {
 			continue
 		}
 		if h.Len() > 0 && sc < h.items[0].score {
-			heap.Push(h, scoredLine{top.i, sc})
+			h.push(scoredLine{top.i, sc})
 			continue
 		}
 		if add(top.i, limit) {
 			show(top.i)
+			misses = 0
+		} else if misses++; misses > 64 {
+			break // the budget is spent: a few smaller lines may fit, not more
 		}
 	}
 }
@@ -321,18 +347,58 @@ func isCodeName(w string) bool {
 
 type scoredLine struct{ i, score int }
 
-// lineHeap is a max-heap of lines by score, earlier lines first on ties.
+// lineHeap is a max-heap of lines by score, earlier lines first on ties,
+// written out so a pop does not box its line into an interface.
 type lineHeap struct{ items []scoredLine }
 
 func (h *lineHeap) Len() int { return len(h.items) }
-func (h *lineHeap) Less(a, b int) bool {
+
+func (h *lineHeap) less(a, b int) bool {
 	x, y := h.items[a], h.items[b]
 	return x.score > y.score || x.score == y.score && x.i < y.i
 }
-func (h *lineHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
-func (h *lineHeap) Push(x any)    { h.items = append(h.items, x.(scoredLine)) }
-func (h *lineHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+
+func (h *lineHeap) down(k int) {
+	n := len(h.items)
+	for {
+		c := 2*k + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h.less(c+1, c) {
+			c++
+		}
+		if !h.less(c, k) {
+			return
+		}
+		h.items[k], h.items[c] = h.items[c], h.items[k]
+		k = c
+	}
+}
+
+func (h *lineHeap) init() {
+	for k := len(h.items)/2 - 1; k >= 0; k-- {
+		h.down(k)
+	}
+}
+
+func (h *lineHeap) push(x scoredLine) {
+	h.items = append(h.items, x)
+	for k := len(h.items) - 1; k > 0; {
+		p := (k - 1) / 2
+		if !h.less(k, p) {
+			return
+		}
+		h.items[k], h.items[p] = h.items[p], h.items[k]
+		k = p
+	}
+}
+
+func (h *lineHeap) pop() scoredLine {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items = h.items[:last]
+	h.down(0)
+	return top
 }
