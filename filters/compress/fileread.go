@@ -166,6 +166,10 @@ const (
 // by head, tail and definitions alone, and the pass stays linear.
 const maxNameLines = 1 << 16
 
+// maxNames bounds the names coverNames counts (and so its table, 12 bytes
+// a slot, two slots a name): later lines of a huge read get none.
+const maxNames = 1 << 18
+
 // coverNames keeps, while add allows under limit, the lines that show the
 // most weight of code names (identifiers of six bytes or more with an
 // underscore, a digit, a dot or an inner capital, as an agent writes them
@@ -189,7 +193,9 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		if len(code) > 1000 {
 			code = code[:1000]
 		}
-		ids = appendCodeNames(code, ids, int(start[i]))
+		if len(ids) < maxNames {
+			ids = appendCodeNames(code, ids, int(start[i]))
+		}
 	}
 	start[n] = int32(len(ids))
 	// Each name's count, negative once a kept line shows it: an
