@@ -18,6 +18,7 @@ func classifyDiff(p *plan) {
 	inHunk := false
 	pos := 0
 	block, off, inBlock := -1, 0, false // the current run of changed lines in the hunk
+	subject := false                    // after a commit's Date: line, before its message
 	var stats []fileStat
 	cur := func() *fileStat {
 		if len(stats) == 0 {
@@ -106,6 +107,12 @@ func classifyDiff(p *plan) {
 			}
 		case strings.HasPrefix(l, "commit ") || strings.HasPrefix(l, "Author:") || strings.HasPrefix(l, "Date:") || strings.HasPrefix(l, "Merge:"):
 			p.set(i, tierCritical, 1, catOther)
+			subject = strings.HasPrefix(l, "Date:")
+		case subject && strings.HasPrefix(l, "    ") && strings.TrimSpace(l) != "":
+			// git show / git log -p: the commit's subject, what the
+			// change says it does.
+			p.set(i, tierHigh, 0, catOther)
+			subject = false
 		default:
 			p.set(i, tierFill, i, catOther)
 		}

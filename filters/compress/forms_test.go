@@ -280,3 +280,20 @@ func TestReadKeepsRecurringNames(t *testing.T) {
 		t.Errorf("recurring names shown %d, head+tail %d", sum, sumBase)
 	}
 }
+
+// TestGitShowKeepsSubject: git show's commit header and subject line stay
+// with the hunks at 4x.
+func TestGitShowKeepsSubject(t *testing.T) {
+	text := "commit 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1\nAuthor: Dev <dev@example.com>\nDate:   Mon Mar 2 10:00:00 2026 +0000\n\n" +
+		"    units: parse chained divisions in the CDS format\n\n    The grammar read a/b/c as a/(b/c).\n\n" + readTestdata(t, "git_patch.diff")
+	h := bash("git show HEAD")
+	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, h)
+	for _, w := range []string{"commit 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1", "    units: parse chained divisions in the CDS format", "diff --git a/astropy/units/format/cds.py"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("lost %q:\n%s", w, out)
+		}
+	}
+	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 4}), text, h); err != nil {
+		t.Error(err)
+	}
+}
