@@ -297,3 +297,47 @@ func TestGitShowKeepsSubject(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStartupTracebackKept: at 10x, a traceback printed before a pytest
+// run starts (a plugin or conftest failing to import) keeps its exception
+// line and its innermost location beside the run's own failures.
+func TestStartupTracebackKept(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("+ python -m pytest -rA tests/test_io.py\nTraceback (most recent call last):\n" +
+		"  File \"/opt/conda/lib/python3.9/site-packages/_pytest/config/__init__.py\", line 754, in import_plugin\n    __import__(importspec)\n" +
+		"  File \"/opt/conda/lib/python3.9/site-packages/pytest_cov/plugin.py\", line 12, in <module>\n    from coverage.exceptions import CoverageWarning\n" +
+		"ModuleNotFoundError: No module named 'coverage.exceptions'\n")
+	b.WriteString("============================= test session starts ==============================\nplatform linux -- Python 3.9.20, pytest-7.4.0\ncollected 600 items\n\n")
+	for i := 0; i < 600; i++ {
+		fmt.Fprintf(&b, "tests/test_io.py::test_roundtrip_%03d PASSED                                    [%3d%%]\n", i, i/6)
+	}
+	b.WriteString("\n=================================== FAILURES ===================================\n")
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(&b, "______________________________ test_write_%d _______________________________\n\n    def test_write_%d(tmp_path):\n>       write(tmp_path / 'x.fits', data)\nE       OSError: [Errno 28] No space left on device (case %d)\n\ntests/test_io.py:%d: OSError\n", i, i, i, 40+i)
+	}
+	b.WriteString("=========================== short test summary info ============================\n")
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(&b, "FAILED tests/test_io.py::test_write_%d - OSError: [Errno 28] No space left on device\n", i)
+	}
+	b.WriteString("======================== 3 failed, 600 passed in 9.81s =========================\n")
+	text := b.String()
+	h := bash("python -m pytest -rA tests/test_io.py")
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, h)
+	for _, w := range []string{
+		"ModuleNotFoundError: No module named 'coverage.exceptions'",
+		"/opt/conda/lib/python3.9/site-packages/pytest_cov/plugin.py", // its innermost frame, kept or named
+		"FAILED tests/test_io.py::test_write_2",
+		"E       OSError: [Errno 28] No space left on device (case 1)",
+		"3 failed, 600 passed in 9.81s",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("lost %q", w)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 10}), text, h); err != nil {
+		t.Error(err)
+	}
+}
