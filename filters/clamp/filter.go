@@ -54,7 +54,7 @@ func (f *Filter) structural(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report
 		return nil, Report{}, false
 	}
 	text := r.Texts[0].Text()
-	out, ok := structuralText(text, r.ToolName, r.Args, lim, f.cut)
+	out, ok := StructuralText(text, r.ToolName, r.Args, lim, f.cut)
 	if !ok {
 		return nil, Report{}, false
 	}

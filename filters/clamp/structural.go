@@ -29,11 +29,11 @@ func structuralNote(keptBytes, totalBytes, totalLines int) string {
 // text, and each aim is at most two thirds of the one before.
 const maxCutTries = 4
 
-// structuralText cuts one text under lim with cut, or returns ok false (the
+// StructuralText cuts one text under lim with cut, or returns ok false (the
 // caller then clamps as usual). The result ends with the note, holds both
 // limits with it, is valid UTF-8 (the text is repaired first, as Apply
 // does) and is strictly smaller than the text.
-func structuralText(s, toolName, args string, lim Limits, cut Cutter) (string, bool) {
+func StructuralText(s, toolName, args string, lim Limits, cut Cutter) (string, bool) {
 	maxBytes, maxLines := axis(lim.MaxBytes), axis(lim.MaxLines)
 	s = validUTF8(s)
 	total, lines := len(s), CountLines(s)

@@ -46,7 +46,7 @@ func TestStructuralText(t *testing.T) {
 		{"invalid UTF-8", strings.Repeat("bad \xff\xfe bytes \xe4\xb8 end\n", 3000), Limits{MaxBytes: 4096, MaxLines: 100}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, ok := structuralText(c.text, "bash", "{}", c.lim, everyOther)
+			out, ok := StructuralText(c.text, "bash", "{}", c.lim, everyOther)
 			if ok != c.ok {
 				t.Fatalf("ok = %v, want %v", ok, c.ok)
 			}
@@ -59,7 +59,7 @@ func TestStructuralText(t *testing.T) {
 			if !strings.Contains(out, " lines omitted …]") || !strings.HasSuffix(out, "omitted lines are marked above]") {
 				t.Errorf("cut not marked:\n%.400s", out)
 			}
-			if again, _ := structuralText(c.text, "bash", "{}", c.lim, everyOther); again != out {
+			if again, _ := StructuralText(c.text, "bash", "{}", c.lim, everyOther); again != out {
 				t.Error("not deterministic")
 			}
 		})
@@ -76,7 +76,7 @@ func FuzzStructuralText(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, s string, maxBytes uint16, maxLines uint8) {
 		lim := fuzzLimits(maxBytes, maxLines, 0)
-		out, ok := structuralText(s, "bash", "{}", lim, everyOther)
+		out, ok := StructuralText(s, "bash", "{}", lim, everyOther)
 		if !ok {
 			return
 		}
