@@ -173,7 +173,7 @@ func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, 
 	if p.Clamp.Enabled {
 		clf := clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead)
 		if p.Clamp.Structural {
-			clf.WithCutter(structuralCut)
+			clf.WithCutter(compress.Cut)
 		}
 		filters = append(filters, clf)
 	}
@@ -275,19 +275,6 @@ func (x *exchange) recordTiers(hf *history.Filter) {
 
 // isFileRead says whether a call read a file, by the categories the tiers
 // use (read tools, the text editor's view).
-// structuralCut is the clamp's Cutter: the structural strategy, for the
-// kinds it reads by what they report. Plain text has no structure to keep
-// and file reads keep the clamp's keep_reads, so both are left to the clamp.
-func structuralCut(text, toolName, args string, aim int) (string, bool) {
-	h := compress.Hint{ToolName: toolName, Args: args}
-	switch compress.Detect(text, h) {
-	case compress.KindText, compress.KindFileRead:
-		return "", false
-	}
-	out, rep := compress.Structural(compress.StructuralOptions{TargetBytes: aim}).Compress(text, h)
-	return out, rep.Changed
-}
-
 func isFileRead(toolName, args string) bool {
 	return history.Categorize(toolName, args) == history.Read
 }

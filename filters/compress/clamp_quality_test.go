@@ -7,21 +7,9 @@ import (
 	"github.com/toolproc/toolproc/filters/clamp"
 )
 
-// clampCutter is the Cutter extproc gives the clamp (extproc.structuralCut):
-// the structural strategy, for everything but plain text and file reads.
-func clampCutter(text, toolName, args string, aim int) (string, bool) {
-	h := Hint{ToolName: toolName, Args: args}
-	switch Detect(text, h) {
-	case KindText, KindFileRead:
-		return "", false
-	}
-	out, rep := Structural(StructuralOptions{TargetBytes: aim}).Compress(text, h)
-	return out, rep.Changed
-}
-
 // TestQualityKeylessClamp measures what a request without references gets:
 // the clamp at its defaults (51,200 bytes, 2,000 lines) on every output
-// over them, cut structurally where it can classify the output (as
+// over them, cut structurally where it can classify the output (Cut, as
 // clamp.structural does) against the head-only clamp, test set and tuning
 // set apart. It needs the shared corpus and sessions and skips without
 // them. Failing tests and summaries are held at 99% on the tuning set.
@@ -45,7 +33,7 @@ func TestQualityKeylessClamp(t *testing.T) {
 		structural, head := newQualityRun(), newQualityRun()
 		cut := 0
 		for _, s := range set.samples {
-			out, ok := clamp.StructuralText(s.Output, s.h.ToolName, s.h.Args, lim, clampCutter)
+			out, ok := clamp.StructuralText(s.Output, s.h.ToolName, s.h.Args, lim, Cut)
 			if ok {
 				cut++
 			} else {
