@@ -8,7 +8,7 @@ import "strconv"
 // aim bytes. ok is false when it cannot classify the text, or leaves it
 // whole; out may exceed aim (an aim, not a cap). The clamp package cannot
 // import the strategies (they use its line counting), so the pipeline
-// assembly passes one in (extproc: compress.Structural).
+// assembly passes one in (extproc: compress.Cut).
 type Cutter func(text, toolName, args string, aim int) (out string, ok bool)
 
 // structuralNote ends a result the clamp cut structurally: what it did, in
@@ -40,8 +40,9 @@ func StructuralText(s, toolName, args string, lim Limits, cut Cutter) (string, b
 	if total <= maxBytes && lines <= maxLines {
 		return "", false // repair alone fits: Apply says so
 	}
-	// The note's numbers take at most 20 digits each.
-	room := maxBytes - len(structuralNote(0, 0, 0)) - 40 - 1
+	// The note's three numbers take at most 19 more digits each, and a
+	// line break may go before it.
+	room := maxBytes - len(structuralNote(0, 0, 0)) - 3*19 - 1
 	aim := min(room, total-1)
 	for try := 0; try < maxCutTries && aim >= minMaxBytes; try++ {
 		out, ok := cut(s, toolName, args, aim)
