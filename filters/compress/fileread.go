@@ -258,7 +258,10 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	}
 	h.init()
 	misses := 0
-	for h.Len() > 0 {
+	// A line is popped again only when a kept line covered one of its
+	// names; names shared in adversarial patterns could make every add
+	// stale every line, so the pops are bounded to keep the pass linear.
+	for pops := 0; h.Len() > 0 && pops < 4*n+1024; pops++ {
 		top := h.pop()
 		sc := score(top.i)
 		if sc <= 0 {

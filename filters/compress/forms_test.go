@@ -341,3 +341,29 @@ func TestStartupTracebackKept(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCoverNamesBounded: a read whose lines share names in the worst
+// pattern for the lazy greedy (each line holds the names of the bits of
+// its number, so every kept line makes every other line's score stale)
+// is still cut, deterministically, and fast enough to time out nothing.
+func TestCoverNamesBounded(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "%6d\tv = f(", i+1)
+		for k := 0; k < 14; k++ {
+			if i>>k&1 == 1 {
+				fmt.Fprintf(&b, "name_bit_%02d, ", k)
+			}
+		}
+		fmt.Fprintf(&b, "own_%05d)\n", i)
+	}
+	text := b.String()
+	h := Hint{ToolName: "Read", Args: `{"file_path":"/src/gen.py"}`}
+	out, rep := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, h)
+	if rep.Kind != KindFileRead || !rep.Changed || len(out) >= len(text) {
+		t.Fatalf("kind %s, changed %v, %d → %d", rep.Kind, rep.Changed, len(text), len(out))
+	}
+	if again, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, h); again != out {
+		t.Error("not deterministic")
+	}
+}
