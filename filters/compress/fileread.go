@@ -143,13 +143,22 @@ func isDefinition(code string) bool {
 	if len(code)-len(t) > 8 || t == "" {
 		return false
 	}
-	for _, k := range definitionStarts {
+	for _, k := range definitionsByByte[t[0]] {
 		if strings.HasPrefix(t, k) {
 			return true
 		}
 	}
 	return false
 }
+
+// definitionsByByte indexes definitionStarts by their first byte, so a
+// line is compared with the few keywords it could start, not all sixty.
+var definitionsByByte = func() (idx [256][]string) {
+	for _, k := range definitionStarts {
+		idx[k[0]] = append(idx[k[0]], k)
+	}
+	return idx
+}()
 
 // The shares of a read's aim (percent) its head, its tail and its
 // recurring names may take before the definitions and the growth of both
