@@ -175,7 +175,11 @@ func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, 
 		filters = append(filters, cf)
 	}
 	if p.Clamp.Enabled {
-		filters = append(filters, clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead))
+		clf := clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead)
+		if p.Clamp.Structural {
+			clf.WithCutter(compress.Cut)
+		}
+		filters = append(filters, clf)
 	}
 	out, rep, err := pipeline.New(filters...).RunConversation(conv)
 	rr := requestRewrite{out: out, report: rep, compress: cf, tiers: hf}

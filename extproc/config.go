@@ -328,6 +328,11 @@ type ClampProfile struct {
 	// default, because what follows the head of a source file is what the
 	// agent reads it for as often as the head.
 	KeepReads string `json:"keep_reads"`
+	// Structural cuts a result the clamp must cut, when the compression
+	// strategies can tell what it is (a test log, a traceback, a diff,
+	// search hits, JSON, ...), by what it reports instead of by position,
+	// with every removal marked in-band. File reads keep keep_reads.
+	Structural bool `json:"structural"`
 }
 
 // FailClosed reports whether requests toolproc cannot process are refused.

@@ -25,7 +25,12 @@ import (
 
 // noCompress is the setup the ladder is for: the request went out clamped
 // only, and the provider still refused it.
-const noCompress = "profiles: {default: {compress: {enabled: false}}}"
+// noCompress leaves the clamp as the only step before the upstream, and
+// cuts by position (clamp.structural off): these tests need the first
+// request to overflow the stand-in's limit, and the structural clamp
+// already brings the 240 KB log under it (TestKeylessClampCutsByStructure
+// in extproc covers that cut).
+const noCompress = "profiles: {default: {compress: {enabled: false}, clamp: {structural: false}}}"
 
 type rawAnswer struct {
 	status int

@@ -17,6 +17,11 @@ type Filter struct {
 	// start, so a read is better cut in the middle than after the head.
 	readKeep Keep
 	isRead   func(toolName, args string) bool
+	// cut, when set, cuts a result of one text block that the clamp must
+	// cut and that is not a file read by what it reports, not by
+	// position: a 200 KB pytest log reaches the model as its failures and
+	// summary, not as its first passing tests (issue 23).
+	cut Cutter
 }
 
 // minJSONBytes is the least a JSON block is given once text blocks used the
@@ -32,6 +37,29 @@ func NewFilter(lim Limits) *Filter { return &Filter{lim: lim} }
 func (f *Filter) WithReadKeep(readKeep Keep, isRead func(toolName, args string) bool) *Filter {
 	f.readKeep, f.isRead = readKeep, isRead
 	return f
+}
+
+// WithCutter makes the clamp cut classifiable results with cut (see
+// Cutter); nil leaves every result to the limits' Keep.
+func (f *Filter) WithCutter(cut Cutter) *Filter {
+	f.cut = cut
+	return f
+}
+
+// structural cuts r with the filter's Cutter when it is one text block
+// over the limits and not a file read (reads keep readKeep: an edit quotes
+// what the read showed). ok is false when it does not apply.
+func (f *Filter) structural(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report, bool) {
+	if f.cut == nil || len(r.Texts) != 1 || len(r.JSON) != 0 || f.isRead != nil && f.isRead(r.ToolName, r.Args) {
+		return nil, Report{}, false
+	}
+	text := r.Texts[0].Text()
+	out, ok := StructuralText(text, r.ToolName, r.Args, lim, f.cut)
+	if !ok {
+		return nil, Report{}, false
+	}
+	rep := Report{Changed: true, BytesBefore: len(text), BytesAfter: len(out), LinesBefore: CountLines(text), LinesAfter: CountLines(out)}
+	return []wire.Edit{wire.SetString(r.Texts[0].Span, out)}, rep, true
 }
 
 // limitsFor returns the limits one result is clamped under.
@@ -59,14 +87,19 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 			continue
 		}
 		lim := f.limitsFor(r)
-		e, rep := Result(r, lim)
-		edits = append(edits, e...)
-		if !rep.Changed {
-			continue
-		}
 		keep := lim.Keep
 		if keep == "" {
 			keep = KeepHead
+		}
+		e, rep, ok := f.structural(r, lim)
+		if ok {
+			keep = "structural"
+		} else {
+			e, rep = Result(r, lim)
+		}
+		edits = append(edits, e...)
+		if !rep.Changed {
+			continue
 		}
 		changes = append(changes, pipeline.Change{
 			Filter:      f.Name(),

@@ -337,3 +337,18 @@ func unchanged(kind Kind, text string) Report {
 	n := clamp.CountLines(text)
 	return Report{Kind: kind, BytesBefore: len(text), BytesAfter: len(text), LinesBefore: n, LinesAfter: n}
 }
+
+// Cut is the clamp's structural cut (a clamp.Cutter): the structural
+// strategy aimed at aim bytes, for the kinds it reads by what they report.
+// Plain text has no structure to keep and file reads keep the clamp's
+// keep_reads (an edit quotes what the read showed), so for both ok is
+// false and the clamp cuts by position.
+func Cut(text, toolName, args string, aim int) (out string, ok bool) {
+	h := Hint{ToolName: toolName, Args: args}
+	switch Detect(text, h) {
+	case KindText, KindFileRead:
+		return "", false
+	}
+	out, rep := Structural(StructuralOptions{TargetBytes: aim}).Compress(text, h)
+	return out, rep.Changed
+}

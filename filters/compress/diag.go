@@ -142,6 +142,12 @@ func classifyDiagnostic(p *plan, kind Kind) {
 // first error of a build is usually the cause, the last exception of a
 // chained Python traceback is the one that was raised, and a tight budget
 // should keep both before the ones in between.
+//
+// Kept at any ratio with the first and the last (rank 2): the first line
+// naming each exception type (a second failure of another kind is not the
+// first one told again), and the first pytest "E" line of each failure
+// report (what that test asserted). A run of many failures of one kind
+// costs one line; a run of many kinds is what an agent must be told of.
 func rankErrorsFromBothEnds(p *plan) {
 	var errs []int
 	for i, c := range p.cls {
@@ -150,13 +156,32 @@ func rankErrorsFromBothEnds(p *plan) {
 		}
 	}
 	m := len(errs)
+	types := make(map[string]bool)
+	sec, lastESec := 0, -1
+	next := 0 // the next line to look for a report header at
 	for k, i := range errs {
+		for ; next < i; next++ {
+			if l := p.view[next]; len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+				sec++
+			}
+		}
 		r := 2 + min(k, m-1-k)
-		if l := p.view[i]; !strings.HasPrefix(l, "E ") && !hasExceptionToken(trimLeft(l), false) &&
-			!strings.Contains(l, "Traceback (most recent call last)") {
+		l := p.view[i]
+		isE := strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t")
+		x := exceptionName(l)
+		switch {
+		case x != "" && !types[x]:
+			types[x] = true
+			r = 2
+		case isE && sec > 0 && lastESec != sec:
+			r = 2
+		case !isE && x == "" && !hasExceptionToken(trimLeft(l), false) && !strings.Contains(l, "Traceback (most recent call last)"):
 			// Lines that name an exception or error type first: they
 			// say what failed; the rest say more about it.
 			r += m
+		}
+		if isE {
+			lastESec = sec
 		}
 		p.cls[i].rank = int32(min(r, 1<<30))
 	}

@@ -3,12 +3,11 @@ package compress
 import "strings"
 
 // classifyDiff keeps the skeleton of a unified or git diff: file headers
-// (diff --git, mode, rename, ---/+++, Binary files) and hunk headers are
-// critical, and a line of per-file counts goes on top; changed lines come
-// next, the first lines of every hunk before later ones; unchanged context
-// lines and index lines last. Markers count what they
+// (diff --git, mode, rename, ---/+++, Binary files) and commit headers are
+// critical, and a line of per-file counts goes on top; then each hunk's
+// header with its first changed lines, in order, then later changed lines
+// of every hunk; unchanged context lines and index lines last. Markers count what they
 // stand for: "[… 120 lines omitted: 80 added, 30 removed, 10 context …]".
-// Commit headers from git log -p / git show are kept high.
 func classifyDiff(p *plan) {
 	p.style = reasonCounted
 	catAdd := p.category("added")
@@ -19,6 +18,7 @@ func classifyDiff(p *plan) {
 	inHunk := false
 	pos := 0
 	block, off, inBlock := -1, 0, false // the current run of changed lines in the hunk
+	subject := false                    // after a commit's Date: line, before its message
 	var stats []fileStat
 	cur := func() *fileStat {
 		if len(stats) == 0 {
@@ -49,8 +49,15 @@ func classifyDiff(p *plan) {
 				}
 				// A block of changes ranks by its place in the hunk, and
 				// its lines by eights, so a small - / + pair is kept or
-				// dropped together, first blocks of every hunk first.
-				p.set(i, changedTier(l), block*64+off/8, cat)
+				// dropped together, first blocks of every hunk first. The
+				// first pair of a hunk's first block shares the rank of its
+				// header, so (ties go by position) every hunk keeps its
+				// header and its first change before any hunk keeps more.
+				rank := min(block, 1<<16)*64 + 1 + min(off/8, 62)
+				if block == 0 && off < 2 {
+					rank = 0
+				}
+				p.set(i, tierHigh, rank, cat)
 				off++
 				pos++
 				continue
@@ -74,7 +81,11 @@ func classifyDiff(p *plan) {
 		inHunk = false
 		switch {
 		case strings.HasPrefix(l, "@@ ") || strings.HasPrefix(l, "@@@ "):
-			p.set(i, tierCritical, 1, catOther)
+			// A hunk header is worth its changed lines, not more: the
+			// identifiers on changed lines are what an agent greps,
+			// opens or edits next (issue 23), and the per-file counts on
+			// top say what the hunks dropped here changed.
+			p.set(i, tierHigh, 0, catOther)
 			oldLeft, newLeft = hunkCounts(l)
 			inHunk = true
 			pos = 0
@@ -95,7 +106,13 @@ func classifyDiff(p *plan) {
 				}
 			}
 		case strings.HasPrefix(l, "commit ") || strings.HasPrefix(l, "Author:") || strings.HasPrefix(l, "Date:") || strings.HasPrefix(l, "Merge:"):
+			p.set(i, tierCritical, 1, catOther)
+			subject = strings.HasPrefix(l, "Date:")
+		case subject && strings.HasPrefix(l, "    ") && strings.TrimSpace(l) != "":
+			// git show / git log -p: the commit's subject, what the
+			// change says it does.
 			p.set(i, tierHigh, 0, catOther)
+			subject = false
 		default:
 			p.set(i, tierFill, i, catOther)
 		}
@@ -175,14 +192,4 @@ func hunkCounts(l string) (int, int) {
 		}
 	}
 	return max(oldN, 0), max(newN, 0)
-}
-
-// changedTier ranks a changed line: changed lines come before the context
-// around them, the first lines of each hunk before later ones; ones that
-// raise or report errors or name source locations before the rest.
-func changedTier(l string) tier {
-	if isErrorLine(l[1:]) || location(l) != "" {
-		return tierHigh
-	}
-	return tierContext
 }

@@ -52,6 +52,7 @@ var (
 		regexp.MustCompile(`^test \S+ \.\.\. FAILED$`),                        // cargo
 		regexp.MustCompile(`\S+::\S+ (?:FAILED|ERROR)(?: \[\s*\d+%\])?$`),     // pytest -v
 		regexp.MustCompile(`"Action":"fail","Package":"[^"]+","Test":"[^"]+`), // go test -json
+		regexp.MustCompile(`^_{3,} \S+\.py:\w+ _{3,}$`),                       // sympy bin/test report header
 	}
 	// reTTest holds the forms that name failures only inside a test log:
 	// elsewhere "1) " starts any numbered list.
@@ -70,9 +71,10 @@ var (
 		regexp.MustCompile(`^Tests:\s+.*`),
 		regexp.MustCompile(`test result: .*`),
 		regexp.MustCompile(`(?i)exit (?:status|code):? [1-9]\d*`),
-		regexp.MustCompile(`^\d+ examples?, \d+ failures?`),          // rspec
-		regexp.MustCompile(`^Tests: \d+, Assertions: \d+.*`),         // phpunit
-		regexp.MustCompile(`^\s*Tests\s+\d+ (?:failed|passed).*\)$`), // vitest
+		regexp.MustCompile(`^\d+ examples?, \d+ failures?`),              // rspec
+		regexp.MustCompile(`^Tests: \d+, Assertions: \d+.*`),             // phpunit
+		regexp.MustCompile(`^\s*Tests\s+\d+ (?:failed|passed).*\)$`),     // vitest
+		regexp.MustCompile(`Interrupted: \d+ errors? during collection`), // pytest stopped early
 	}
 	reE = []*regexp.Regexp{
 		regexp.MustCompile(`Traceback \(most recent call last\)`),
@@ -259,12 +261,11 @@ func diffFileCounts(lines []string) []string {
 // facts to look up, substring search goes through a suffix array.
 type matcher struct {
 	out, collapsed string
-	locOut         string // out with brace groups of locations expanded
 	idx            *suffixarray.Index
 }
 
 func newMatcher(out string, facts int) *matcher {
-	m := &matcher{out: out, collapsed: collapseSpace(out), locOut: expandBraces(out)}
+	m := &matcher{out: out, collapsed: collapseSpace(out)}
 	if facts > 64 {
 		m.idx = suffixarray.New([]byte(m.collapsed))
 	}
@@ -283,52 +284,9 @@ func (m *matcher) survives(f fact) bool {
 		return m.contains(f.text)
 	}
 	if f.class == factL {
-		return survives(f, m.collapsed, m.locOut)
+		return survives(f, m.collapsed, m.out)
 	}
 	return survives(f, m.collapsed, m.out)
-}
-
-// expandBraces is the normalizer of the one rendering the compressor
-// invents for locations (the matching rule of the quality method requires
-// it to be listed): a marker that names frames under a shared directory as
-// "/x/db/{models/query.py:255,1231; backends/utils.py:84}" gets, on the
-// same line, each path written out: "/x/db/models/query.py:255,1231
-// /x/db/backends/utils.py:84".
-func expandBraces(out string) string {
-	if !strings.Contains(out, "{") {
-		return out
-	}
-	lines := strings.Split(out, "\n")
-	for k, l := range lines {
-		if !strings.HasPrefix(l, markOpen) {
-			continue
-		}
-		var extra strings.Builder
-		for off := 0; ; {
-			o := strings.IndexByte(l[off:], '{')
-			if o < 0 {
-				break
-			}
-			o += off
-			if o == 0 || (l[o-1] != '/' && l[o-1] != '\\') {
-				off = o + 1
-				continue
-			}
-			c := strings.IndexByte(l[o:], '}')
-			if c < 0 {
-				break
-			}
-			c += o
-			start := strings.LastIndexAny(l[:o], " ;") + 1
-			dir := l[start:o]
-			for _, part := range strings.Split(l[o+1:c], "; ") {
-				extra.WriteString(" " + dir + part)
-			}
-			off = c + 1
-		}
-		lines[k] = l + extra.String()
-	}
-	return strings.Join(lines, "\n")
 }
 
 // survives applies the §3.2 (b) matching rule to one fact and a compressed
@@ -336,29 +294,13 @@ func expandBraces(out string) string {
 func survives(f fact, collapsed, out string) bool {
 	switch f.class {
 	case factL:
-		// Path and line number on the same output line, so grouped forms
-		// ("a.go at lines 12, 40") count.
-		for off := 0; ; {
-			i := strings.Index(out[off:], f.path)
-			if i < 0 {
-				return false
-			}
-			a := off + i
-			start := strings.LastIndexByte(out[:a], '\n') + 1
-			end := strings.IndexByte(out[a:], '\n')
-			if end < 0 {
-				end = len(out)
-			} else {
-				end += a
-			}
-			if hasNumberToken(out[start:end], f.line) {
-				return true
-			}
-			off = end
-			if off >= len(out) {
-				return false
-			}
-		}
+		// Literal: "path:line" as an agent pastes it into its next call
+		// (no digit after it), or the Python frame it came from, kept
+		// verbatim. A path with its line numbers elsewhere on the line
+		// ("a.go at lines 12, 40", "dir/{a.py:1; b.py:2}") does not count:
+		// no tool and no grep reads it (issue 23).
+		return hasNumberAfter(out, f.path+":", f.line) || strings.Contains(out, `File "`+f.path+`", line `+f.line+",") ||
+			hasNumberAfter(out, `File "`+f.path+`", line `, f.line)
 	case factJ:
 		if k, v, ok := strings.Cut(f.text, "="); ok {
 			return strings.Contains(out, k) && strings.Contains(out, v)
@@ -381,5 +323,21 @@ func hasNumberToken(l, n string) bool {
 			return true
 		}
 		off = a + 1
+	}
+}
+
+// hasNumberAfter reports whether prefix+n occurs in s with no digit after it.
+func hasNumberAfter(s, prefix, n string) bool {
+	pat := prefix + n
+	for off := 0; ; {
+		i := strings.Index(s[off:], pat)
+		if i < 0 {
+			return false
+		}
+		z := off + i + len(pat)
+		if z == len(s) || !isDigit(s[z]) {
+			return true
+		}
+		off = off + i + 1
 	}
 }

@@ -99,6 +99,11 @@ func isSummaryLine(l string) bool {
 		}
 		return false
 	}
+	if t[0] == '!' {
+		// pytest's banner when a run stops early: "!!!! Interrupted: 1
+		// error during collection !!!!" is all the summary it prints.
+		return strings.HasPrefix(ruleTitle(t, '!'), "Interrupted: ")
+	}
 	if !summaryStart[t[0]] {
 		// Every pattern below but two starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests
@@ -254,8 +259,48 @@ func isFailingTest(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " F") || strings.HasSuffix(lt, " E")): // sympy bin/test
 		return true
+	case strings.HasPrefix(lt, "___"): // sympy bin/test's report header: "____ sympy/x/tests/test_y.py:test_z ____"
+		return isPathTestID(ruleTitle(lt, '_'))
 	}
 	return false
+}
+
+// isPathTestID matches "path.py:test_name", the id sympy's bin/test names a
+// failure by: a source path, a colon, an identifier, no spaces.
+func isPathTestID(s string) bool {
+	c := strings.LastIndexByte(s, ':')
+	if c <= 0 || c == len(s)-1 || !hasSourceExt(s[:c]) || strings.IndexByte(s, ' ') >= 0 {
+		return false
+	}
+	for i := c + 1; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// exceptionName returns the first word of t that names an exception,
+// error or warning type ("ValueError", "django.db.utils.OperationalError",
+// "DeprecationWarning"), without its module path, or "".
+func exceptionName(t string) string {
+	for i := 0; i < len(t); {
+		if !isWordByte(t[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(t) && isWordByte(t[j]) {
+			j++
+		}
+		w := t[i:j]
+		if len(w) > 5 && w[0] >= 'A' && w[0] <= 'Z' &&
+			(strings.HasSuffix(w, "Error") || strings.HasSuffix(w, "Exception") || strings.HasSuffix(w, "Warning")) {
+			return w
+		}
+		i = j
+	}
+	return ""
 }
 
 // isPassingTest matches lines that report a passed or skipped test.

@@ -516,8 +516,9 @@ func (p *plan) selectGreedy() {
 
 // frameListReserve is the part of the budget kept back for the location
 // lists of omitted traceback frames: what listing every frame's file and
-// line would take, grouped by file as frameLocations writes them, up to
-// half the budget. A location is worth more to an agent than the code line
+// line would take, written out as frameLocations writes them, up to three
+// fifths of the budget (the innermost and outermost frame lines, which
+// name their own location, come first). A location is worth more to an agent than the code line
 // under it: it is where the next read goes.
 func (p *plan) frameListReserve() int {
 	if p.frameCat < 0 {
@@ -530,18 +531,13 @@ func (p *plan) frameListReserve() int {
 			continue
 		}
 		loc := location(p.view[k])
-		c := strings.LastIndexByte(loc, ':')
-		if c <= 0 || seen[loc] {
+		if strings.LastIndexByte(loc, ':') <= 0 || seen[loc] {
 			continue
 		}
 		seen[loc] = true
-		if !seen[loc[:c]] {
-			seen[loc[:c]] = true
-			n += c + 2
-		}
-		n += len(loc) - c
+		n += len(loc) + 2
 	}
-	return min(n, p.budget*4/5)
+	return min(n, p.budget*3/5)
 }
 
 // fillSmallGaps keeps single omitted lines that are hardly longer than the
@@ -726,143 +722,54 @@ func (p *plan) reason(i, j int) string {
 }
 
 // frameLocations lists the locations of the traceback frames in [i, j)
-// that no earlier marker named (tracebacks repeat their outer frames),
-// grouped by file: " at /x/query.py:1376,1398; /x/manager.py:85". The list
-// stays under two fifths of the bytes it stands for, and all lists together
-// within what selection reserved for them (listLeft), so a marker never
-// costs much of what it saves and the output stays near its aim.
+// that no earlier marker named (tracebacks repeat their outer frames), each
+// written out literally, innermost last as in the trace:
+// " at /x/query.py:1376, /x/query.py:1398, /x/manager.py:85". A literal
+// path:line is what an agent pastes into its next call (an editor's goto, a
+// read with an offset, grep); a shared directory written once in brace form
+// is shorter but no tool reads it (issue 23). The list stays under half the
+// bytes it stands for, and all lists together within what selection
+// reserved for them (listLeft), so a marker never costs much of what it
+// saves and the output stays near its aim.
 func (p *plan) frameLocations(i, j int) string {
 	gapBytes := 0
-	var paths []string
-	var nums [][]string
 	for k := i; k < j; k++ {
 		gapBytes += len(p.lines[k]) + 1
-		if int(p.cls[k].cat) != p.frameCat {
-			continue
-		}
-		loc := location(p.view[k])
-		c := strings.LastIndexByte(loc, ':')
-		if c <= 0 {
-			continue
-		}
-		path, n := loc[:c], loc[c+1:]
-		if p.listed[loc] {
-			continue // named by an earlier marker: a repeated frame
-		}
-		x := slices.Index(paths, path)
-		if x < 0 && len(paths) == 32 {
-			continue // more files than any marker will name
-		}
-		if x < 0 {
-			paths = append(paths, path)
-			nums = append(nums, nil)
-			x = len(paths) - 1
-		}
-		if len(nums[x]) < 64 && !slices.Contains(nums[x], n) {
-			nums[x] = append(nums[x], n)
-		}
 	}
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
 	b.WriteString(" at ")
-	full := false
-	for gi, g := range groupByDir(paths) {
-		if gi > 0 {
-			b.WriteString("; ")
+	n := 0
+	for k := i; k < j; k++ {
+		if int(p.cls[k].cat) != p.frameCat {
+			continue
 		}
-		braces := len(g.members) > 1
-		if braces {
-			b.WriteString(cleanLabel(g.prefix, 200))
-			b.WriteByte('{')
+		loc := location(p.view[k])
+		if c := strings.LastIndexByte(loc, ':'); c <= 0 || p.listed[loc] {
+			continue // not a location, or named by an earlier marker: a repeated frame
 		}
-		for mi, x := range g.members {
-			part := cleanLabel(paths[x][len(g.prefix):], 200) + ":" + strings.Join(nums[x], ",")
-			if !braces {
-				part = cleanLabel(paths[x], 200) + ":" + strings.Join(nums[x], ",")
-			}
-			if mi > 0 {
-				part = "; " + part
-			}
-			closing := 0
-			if braces {
-				closing = 1
-			}
-			if b.Len()+len(part)+closing > limit {
-				full = true
-				if b.Len() > len(" at ") {
-					b.WriteString("; …")
-				}
-				break
-			}
-			b.WriteString(part)
-			if p.listed == nil {
-				p.listed = make(map[string]bool)
-			}
-			for _, n := range nums[x] {
-				p.listed[paths[x]+":"+n] = true
-			}
+		part := cleanLabel(loc, 240)
+		if n > 0 {
+			part = ", " + part
 		}
-		if braces {
-			b.WriteByte('}')
-		}
-		if full {
+		if b.Len()+len(part) > limit {
+			if n > 0 {
+				b.WriteString(", and more")
+			}
 			break
 		}
+		b.WriteString(part)
+		n++
+		if p.listed == nil {
+			p.listed = make(map[string]bool)
+		}
+		p.listed[loc] = true
 	}
-	if b.Len() <= len(" at ")+2 {
+	if n == 0 {
 		return "" // nothing fitted
 	}
 	p.listLeft -= b.Len()
 	return b.String()
-}
-
-// dirGroup is a run of frame paths that share a directory prefix.
-type dirGroup struct {
-	prefix  string // ends in '/'; "" for a group of one
-	members []int  // indexes into the paths
-}
-
-// minDirPrefix is the shortest shared directory worth writing once: below
-// it the braces cost more than they save.
-const minDirPrefix = 12
-
-// groupByDir groups consecutive paths that share a directory of at least
-// minDirPrefix bytes, so a list names it once, as brace expansion does:
-// "/x/django/db/{models/query.py:255; backends/utils.py:84}". The order of
-// the frames is kept.
-func groupByDir(paths []string) []dirGroup {
-	var gs []dirGroup
-	for x, path := range paths {
-		if n := len(gs); n > 0 {
-			g := &gs[n-1]
-			base := g.prefix
-			if len(g.members) == 1 {
-				base = dirOf(paths[g.members[0]])
-			}
-			if lcp := commonDir(base, path); len(lcp) >= minDirPrefix {
-				g.prefix = lcp
-				g.members = append(g.members, x)
-				continue
-			}
-		}
-		gs = append(gs, dirGroup{members: []int{x}})
-	}
-	return gs
-}
-
-// dirOf returns the directory part of a path, with its trailing slash.
-func dirOf(path string) string {
-	return path[:strings.LastIndexAny(path, `/\`)+1]
-}
-
-// commonDir returns the longest directory prefix (ending in a slash) that
-// a directory prefix and a path share.
-func commonDir(dir, path string) string {
-	n := 0
-	for n < len(dir) && n < len(path) && dir[n] == path[n] {
-		n++
-	}
-	return dir[:strings.LastIndexAny(dir[:n], `/\`)+1]
 }
 
 // categoryReason words a gap by the categories of its lines.

@@ -451,20 +451,26 @@ func TestQualityCorpus(t *testing.T) {
 	case testing.Short():
 		ratios = []float64{4}
 	}
+	var test []sample
 	if len(ratios) > 0 {
-		samples = prepare(recs, minBytes)
+		samples, test = splitSamples(t, prepare(recs, minBytes))
 	}
 	for _, ratio := range ratios {
 		s, b := runPair(samples, ratio)
-		s.log(t, fmt.Sprintf("structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
-		b.log(t, fmt.Sprintf("head+tail at the same bytes, %gx", ratio))
+		s.log(t, fmt.Sprintf("tuning set, structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
+		b.log(t, fmt.Sprintf("tuning set, head+tail at the same bytes, %gx", ratio))
 		if ratio >= 4 {
-			assertQuality(t, "corpus", s, b, ratio, true)
+			assertQuality(t, "corpus tuning set", s, b, ratio, true)
 		}
+		s, b = runPair(test, ratio)
+		s.log(t, fmt.Sprintf("TEST set, structural at %gx target, outputs ≥ %d bytes", ratio, minBytes))
+		b.log(t, fmt.Sprintf("TEST set, head+tail at the same bytes, %gx", ratio))
 	}
 	if len(ratios) == 3 {
 		med, p10, n := fll(samples)
-		t.Logf("fact-lossless ratio over %d records with T/S/E facts: median %.2fx, p10 %.2fx", n, med, p10)
+		t.Logf("tuning set: fact-lossless ratio over %d records with T/S/E facts: median %.2fx, p10 %.2fx", n, med, p10)
+		med, p10, n = fll(test)
+		t.Logf("TEST set: fact-lossless ratio over %d records with T/S/E facts: median %.2fx, p10 %.2fx", n, med, p10)
 	}
 
 	// Guards on every record, at a 4x target and (without -race) at the
@@ -500,7 +506,11 @@ func assertQuality(t *testing.T, name string, s, baseline qualityRun, ratio floa
 	assertRecall(t, name, s.all, must)
 	if ratio <= 4 {
 		if full {
-			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.95, factJ: 0.80})
+			// Diff headers (D) are held lower than they were: a hunk
+			// header is kept with its first changes, not before every
+			// changed line (issue 23), and a hunk dropped whole is
+			// counted in the per-file line on top.
+			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.75, factJ: 0.80})
 		} else {
 			assertRecall(t, name+", diagnostic", s.diag, map[factClass]float64{factE: 0.95, factX: 0.95})
 		}
@@ -510,6 +520,15 @@ func assertQuality(t *testing.T, name string, s, baseline qualityRun, ratio floa
 	}
 	if s.all.frs() <= baseline.all.frs() {
 		t.Errorf("%s: structural FRS %.3f not above head+tail %.3f", name, s.all.frs(), baseline.all.frs())
+	}
+	// Next-step references are a goal of their own (issue 23): what the
+	// agent used next must survive at least as often as in head+tail at
+	// the same bytes. Held where there are enough of them to mean
+	// something (the committed sample's tuning part has a dozen).
+	if u, ok := s.all.recall(factU); ok && s.all.total[factU] >= 100 {
+		if ub, _ := baseline.all.recall(factU); u < ub {
+			t.Errorf("%s: next-step references %.1f%% below head+tail's %.1f%%", name, 100*u, 100*ub)
+		}
 	}
 	if full && float64(s.all.bytesIn) < 0.9*ratio*float64(s.all.bytesO) {
 		t.Errorf("%s: achieved %.2fx", name, float64(s.all.bytesIn)/float64(s.all.bytesO))
