@@ -122,6 +122,9 @@ func (x *exchange) finish() *structpb.Struct {
 			m.UsageTokens.WithLabelValues(p, d, usage.Kinds[i]).Add(float64(n))
 		}
 	}
+	if x.tierStep > 0 && u.CacheWrite > 0 {
+		m.TierCacheWrite.WithLabelValues(p, d).Add(float64(u.CacheWrite))
+	}
 	rc := x.receipt()
 	removed := removedTokens(rc.BytesRemoved, x.report.BytesOut, rate)
 	if removed > 0 {

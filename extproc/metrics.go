@@ -34,6 +34,7 @@ type Metrics struct {
 	UsageTokens     *prometheus.CounterVec   // profile, dialect, kind
 	RemovedTokens   *prometheus.CounterVec   // profile, dialect
 	UsageAnswers    *prometheus.CounterVec   // dialect, outcome
+	TierCacheWrite  *prometheus.CounterVec   // profile, dialect
 	Bypass          *prometheus.CounterVec   // dialect
 }
 
@@ -135,6 +136,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		UsageAnswers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_usage_answers_total", Help: "Answers whose usage toolproc read, by dialect and outcome (read, missing, too_large, bad_frame).",
 		}, []string{"dialect", "outcome"}),
+		TierCacheWrite: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_tier_cache_write_tokens_total", Help: "cache_write tokens billed for requests the tool-history tiers rewrote (tier step > 0), by profile and dialect: the cache writes a tier step can cause. A step that did not move re-reads its prefix and writes little.",
+		}, []string{"profile", "dialect"}),
 		Bypass: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_bypass_total", Help: "Requests that opted out with x-toolproc-bypass: 1 and passed both ways untouched, by dialect.",
 		}, []string{"dialect"}),
@@ -147,7 +151,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
 		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries,
-		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.Bypass)
+		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass)
 	return m
 }
 
@@ -166,6 +170,7 @@ func (m *Metrics) initUsage(profiles []string) {
 				m.UsageTokens.WithLabelValues(p, ds, k)
 			}
 			m.RemovedTokens.WithLabelValues(p, ds)
+			m.TierCacheWrite.WithLabelValues(p, ds)
 		}
 		for _, o := range usageOutcomes {
 			m.UsageAnswers.WithLabelValues(ds, o)
