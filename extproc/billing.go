@@ -88,6 +88,12 @@ func (x *exchange) watchReplay(resp *http.Response) {
 // (https://help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them).
 const bytesPerToken = 4
 
+// RemovedTokens is removedTokens for tools that replay requests outside an
+// exchange (the counterfactual check of toolproc report).
+func RemovedTokens(bytesRemoved, bytesSent int, prompt int64) int64 {
+	return removedTokens(bytesRemoved, bytesSent, prompt)
+}
+
 // removedTokens puts the bytes toolproc removed on the provider's scale:
 // the request's billed prompt tokens per byte sent upstream, so the
 // removed count and the billed counts are in the same unit.

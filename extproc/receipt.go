@@ -112,6 +112,10 @@ func ParseReceipt(s string) (Receipt, error) {
 	return r, nil
 }
 
+// ReceiptOf is the receipt of a request rewrite's report (the references
+// and the tier step are the exchange's; see exchange.receipt).
+func ReceiptOf(rep pipeline.Report) Receipt { return receiptOf(&rep) }
+
 // receiptOf sums a request's report: each changed result counts for the
 // filter that changed it, and the bytes removed are the tool results'
 // shrinkage (the expand_context declaration toolproc adds is not a

@@ -194,47 +194,95 @@ type Report struct {
 }
 
 // Method explains the counterfactual; it is printed with every report.
-const Method = "Without toolproc each request would have carried its removed tokens too " +
-	"(tokens_removed: the bytes toolproc took out, on the provider's scale for that request). " +
-	"They are priced at the tenant and model's cost per prompt token measured on the requests the " +
-	"tool-history tiers did not rewrite, whose cache mix (input, cache reads, cache writes) is what " +
-	"an untouched conversation pays; requests the tiers rewrote pay their extra cache writes in the " +
-	"billed column but not in the counterfactual. Output tokens are the same on both sides. " +
-	"Net savings = counterfactual - billed."
+const Method = "Without toolproc each request would have carried the tokens toolproc removed " +
+	"(tokens_removed: the bytes it took out, on the provider's scale for that request), so its raw " +
+	"prompt is the billed prompt plus those. An agent's conversation only grows, so its raw prompt " +
+	"re-reads the previous raw prompt from the provider's cache and adds the rest: each exchange is " +
+	"priced as the previous raw prompt of its conversation at the cache-read price and the growth at " +
+	"the cache-write price (or the input price where the provider charges no write). Conversations are " +
+	"followed per tenant and model by their raw prompt size; a tenant whose answers show no cache use " +
+	"is priced at the input price throughout. The billed side keeps every cache write toolproc caused " +
+	"(a tier step re-writes the prefix after it). Output tokens are the same on both sides. " +
+	"Net savings = counterfactual - billed. Checked against recorded sessions billed both ways by a " +
+	"simulated prompt cache (testenv TestReportCounterfactual)."
+
+// maxChains bounds the conversations followed per tenant and model; past
+// it the oldest is dropped (its next exchange starts a new one).
+const maxChains = 4096
+
+type chainKey struct{ tenant, model string }
+
+// chains holds, per tenant and model, the last raw prompt size of each
+// conversation seen.
+type chains map[chainKey][]int64
+
+// follow assigns an exchange with raw prompt raw to the conversation whose
+// last raw prompt is the largest not above it, and returns that size (0:
+// a new conversation).
+func (cs chains) follow(k chainKey, raw int64) int64 {
+	open := cs[k]
+	best := -1
+	for i, last := range open {
+		if last <= raw && (best < 0 || last > open[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		if len(open) >= maxChains {
+			open = open[1:]
+		}
+		cs[k] = append(open, raw)
+		return 0
+	}
+	prev := open[best]
+	open[best] = raw
+	return prev
+}
+
+// counterfactual is the prompt cost of an exchange without toolproc.
+// caches says the provider cached anything for this tenant and model.
+func counterfactual(u Usage, removed, rawBefore int64, caches bool, p Price) float64 {
+	raw := u.Prompt() + removed
+	if !caches || p.CacheRead == 0 {
+		return float64(raw) * p.Input / 1e6
+	}
+	grow := p.CacheWrite
+	if grow == 0 {
+		grow = p.Input
+	}
+	return (float64(rawBefore)*p.CacheRead + float64(raw-rawBefore)*grow) / 1e6
+}
 
 // Build aggregates an audit log at the given prices.
 func Build(a *Audit, ps Prices) Report {
 	rep := Report{Skipped: a.Skipped, Method: Method}
-	// Cost per prompt token of the untouched requests, per tenant and model.
-	type key struct{ tenant, model string }
-	type acc struct{ cost, prompt, allCost, allPrompt float64 }
-	base := map[key]*acc{}
 	unpriced := map[string]bool{}
 	promptCost := func(u Usage, p Price) float64 {
 		return (float64(u.Input)*p.Input + float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*p.CacheWrite) / 1e6
 	}
-	for _, e := range a.Exchanges {
-		p, ok := ps.For(e.Model)
-		if e.Usage == nil || !ok {
+	// The counterfactual walks each tenant and model's exchanges in time
+	// order and follows its conversations by their raw prompt size, which
+	// only grows within one.
+	order := make([]int, len(a.Exchanges))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return a.Exchanges[order[i]].Time.Before(a.Exchanges[order[j]].Time) })
+	cs := chains{}
+	caches := map[chainKey]bool{}
+	rawBefore := make([]int64, len(a.Exchanges))
+	for _, i := range order {
+		e := a.Exchanges[i]
+		if e.Usage == nil {
 			continue
 		}
-		k := key{e.Tenant, e.Model}
-		b := base[k]
-		if b == nil {
-			b = &acc{}
-			base[k] = b
-		}
-		c, n := promptCost(*e.Usage, p), float64(e.Usage.Prompt())
-		b.allCost += c
-		b.allPrompt += n
-		if e.Tiered == 0 {
-			b.cost += c
-			b.prompt += n
-		}
+		k := chainKey{e.Tenant, e.Model}
+		rawBefore[i] = cs.follow(k, e.Usage.Prompt()+e.TokensRemoved)
+		caches[k] = caches[k] || e.Usage.CacheRead+e.Usage.CacheWrite > 0
 	}
 	rows := map[[3]string]*Row{}
 	days := map[string]*Row{}
-	for _, e := range a.Exchanges {
+	for i, e := range a.Exchanges {
 		day := e.Time.UTC().Format("2006-01-02")
 		rk := [3]string{day, e.Model, e.Tenant}
 		r := rows[rk]
@@ -261,16 +309,7 @@ func Build(a *Audit, ps Prices) Report {
 		p, ok := ps.For(e.Model)
 		if ok {
 			cost = promptCost(u, p) + float64(u.Output)*p.Output/1e6
-			perToken := 0.0
-			if b := base[key{e.Tenant, e.Model}]; b != nil {
-				switch {
-				case b.prompt > 0:
-					perToken = b.cost / b.prompt
-				case b.allPrompt > 0:
-					perToken = b.allCost / b.allPrompt
-				}
-			}
-			cf = float64(u.Prompt()+e.TokensRemoved)*perToken + float64(u.Output)*p.Output/1e6
+			cf = counterfactual(u, e.TokensRemoved, rawBefore[i], caches[chainKey{e.Tenant, e.Model}], p) + float64(u.Output)*p.Output/1e6
 		} else {
 			unpriced[e.Model] = true
 			r.Priced, d.Priced = false, false

@@ -47,9 +47,11 @@ func TestBuild(t *testing.T) {
 	// Sonnet: $3 in, $0.30 read, $3.75 write, $15 out per MTok.
 	sonnet := rep.Rows[0]
 	billed := (2000*3 + 100000*0.3 + 40000*3.75 + 1000*15) / 1e6
-	// The untiered request's cost per prompt token prices what was removed.
-	perToken := (1000*3 + 90000*0.3) / 1e6 / 91000
-	cf := float64(91000+10000+51000+50000)*perToken + 1000*15/1e6
+	// Without toolproc the conversation's first raw prompt (91,000 billed
+	// + 10,000 removed) is all written; the second (51,000 + 50,000) re-reads
+	// it and adds nothing: the tier step's 40,000 written tokens are
+	// toolproc's cost, not the counterfactual's.
+	cf := 101000*3.75/1e6 + 101000*0.3/1e6 + 1000*15/1e6
 	if math.Abs(sonnet.Cost-billed) > 1e-9 || math.Abs(sonnet.Counterfactual-cf) > 1e-9 || math.Abs(sonnet.Savings-(cf-billed)) > 1e-9 {
 		t.Fatalf("sonnet row %+v, want cost %v counterfactual %v", sonnet, billed, cf)
 	}
@@ -152,4 +154,20 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestChainsInterleaved: two conversations of one tenant, interleaved,
+// are followed apart by their raw prompt sizes.
+func TestChainsInterleaved(t *testing.T) {
+	cs := chains{}
+	k := chainKey{"t", "m"}
+	for _, step := range []struct{ raw, want int64 }{
+		{1000, 0}, {50000, 1000}, // the second joins the first: it is larger
+		{1200, 0},                // smaller than every open one: a new conversation
+		{52000, 50000}, {1500, 1200},
+	} {
+		if got := cs.follow(k, step.raw); got != step.want {
+			t.Fatalf("follow(%d) = %d, want %d", step.raw, got, step.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"regexp"
 	"strconv"
 	"sync"
 
@@ -128,6 +129,11 @@ type unit struct {
 	digest     string // of the prefix ending here
 }
 
+// cacheMarker matches an Anthropic cache_control field and a Bedrock
+// cachePoint block (both flat objects). Inside a JSON string the quotes
+// would be escaped, so text that mentions them never matches.
+var cacheMarker = regexp.MustCompile(`,?\s*"cache_control"\s*:\s*\{[^{}]*\}|,?\s*\{\s*"cachePoint"\s*:\s*\{[^{}]*\}\s*\}`)
+
 // units cuts a request body into its cache units.
 func units(d wire.Dialect, body []byte) []unit {
 	var raws [][]byte
@@ -171,7 +177,9 @@ func units(d wire.Dialect, body []byte) []unit {
 	out := make([]unit, len(raws))
 	h := sha256.New()
 	for i, r := range raws {
-		h.Write(r)
+		// The markers are not content: a breakpoint that moves on (Claude
+		// Code marks the newest message each turn) keeps the prefix.
+		h.Write(cacheMarker.ReplaceAll(r, nil))
 		out[i] = unit{
 			tokens:     int64(len(r)+3) / 4,
 			breakpoint: bytes.Contains(r, []byte(`"cache_control"`)) || bytes.Contains(r, []byte(`"cachePoint"`)),
