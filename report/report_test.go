@@ -163,7 +163,7 @@ func TestChainsInterleaved(t *testing.T) {
 	k := chainKey{"t", "m"}
 	for _, step := range []struct{ raw, want int64 }{
 		{1000, 0}, {50000, 1000}, // the second joins the first: it is larger
-		{1200, 0},                // smaller than every open one: a new conversation
+		{1200, 0}, // smaller than every open one: a new conversation
 		{52000, 50000}, {1500, 1200},
 	} {
 		if got := cs.follow(k, step.raw); got != step.want {
