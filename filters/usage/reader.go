@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 
@@ -111,8 +112,20 @@ func (r *Reader) Write(p []byte) {
 }
 
 func (r *Reader) feed(p []byte) {
-	for _, c := range p {
-		if obj := r.tok.step(c, r.max); obj != nil {
+	t := &r.tok
+	for i := 0; i < len(p); i++ {
+		if t.inStr && t.strLong && !t.esc && !t.capturing {
+			// Inside a string too long to be a key, outside any usage
+			// object: only its end matters (most of a body's bytes are
+			// such strings).
+			for i < len(p) && p[i] != '"' && p[i] != '\\' {
+				i++
+			}
+			if i == len(p) {
+				break
+			}
+		}
+		if obj := t.step(p[i], r.max); obj != nil {
 			r.take(obj)
 		}
 	}
@@ -135,20 +148,24 @@ func (r *Reader) take(obj []byte) {
 // looking at JSON state (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
 func (r *Reader) writeSSE(p []byte) {
 	const data = "data:"
-	start := -1 // start of a data run inside p
-	flush := func(end int) {
-		if start >= 0 {
-			r.feed(p[start:end])
-			start = -1
+	for i := 0; i < len(p); {
+		if r.inData {
+			// The rest of a data line goes to the tokenizer in one slice.
+			j := indexEOL(p[i:])
+			if j < 0 {
+				r.feed(p[i:])
+				return
+			}
+			r.feed(p[i : i+j])
+			i += j
 		}
-	}
-	for i, c := range p {
+		c := p[i]
+		i++
 		if c == '\n' && r.lastCR {
 			r.lastCR = false // the \n of a \r\n
 			continue
 		}
 		if c == '\n' || c == '\r' {
-			flush(i)
 			if r.lineStart {
 				r.tok.reset() // a blank line: the event is over
 			}
@@ -158,10 +175,6 @@ func (r *Reader) writeSSE(p []byte) {
 		}
 		r.lastCR = false
 		switch {
-		case r.inData:
-			if start < 0 {
-				start = i
-			}
 		case r.skipLine:
 		case r.prefix < len(data) && c == data[r.prefix]:
 			r.lineStart = false
@@ -174,7 +187,21 @@ func (r *Reader) writeSSE(p []byte) {
 			r.skipLine = true
 		}
 	}
-	flush(len(p))
+}
+
+// indexEOL is the index of the first \r or \n in p, -1 if none.
+func indexEOL(p []byte) int {
+	n := bytes.IndexByte(p, '\n')
+	if n < 0 {
+		n = len(p)
+	}
+	if r := bytes.IndexByte(p[:n], '\r'); r >= 0 {
+		return r
+	}
+	if n == len(p) {
+		return -1
+	}
+	return n
 }
 
 // writeEventStream follows the AWS event-stream framing: a 12-byte prelude
