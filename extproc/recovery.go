@@ -308,6 +308,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			x.expandable = x.expandable || injected
 			x.watchReplay(resp)
 			res.resp, res.rung = resp, rung
+			x.rung = rung // for the receipt, the audit line and the metadata
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryRecovered).Inc()
 			x.log.Warn("overflow recovered by replay", "provider", v.Provider, "class", string(v.Class),
 				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body))
