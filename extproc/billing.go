@@ -3,6 +3,7 @@ package extproc
 import (
 	"io"
 	"net/http"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -56,6 +57,11 @@ func (b *billing) total() (u usage.Usage, outcome string, rate int64) {
 // processed request). bodyStream feeds it every chunk as it arrives,
 // before any repair, so it sees exactly what the provider sent.
 func (x *exchange) watchAnswer(ct string) {
+	if p := pathForLog(x.path); strings.HasSuffix(p, "/count_tokens") || strings.HasSuffix(p, ":countTokens") {
+		// Counting tokens is not billed and its answer has no usage
+		// (https://docs.anthropic.com/en/docs/build-with-claude/token-counting).
+		return
+	}
 	x.resp.tap = x.bill.watch(x.dialect, ct, x.srv.cfg.Server.UsageMaxObjectBytes)
 }
 

@@ -257,3 +257,41 @@ func TestExchangeAuditAndMetadata(t *testing.T) {
 		t.Fatalf("exchange line %+v", rec)
 	}
 }
+
+// TestCountTokensIsNotBilled: a count_tokens answer carries no usage and
+// costs nothing; it is not counted as an answer whose usage was missing.
+func TestCountTokensIsNotBilled(t *testing.T) {
+	s := testServer(t, observeOnly)
+	x := newTestExchange(s)
+	x.handle(reqHeaders("/v1/messages/count_tokens", modeBuffered, modeStreamed))
+	x.handle(reqBody(anthropicRequest(bigToolOutput()), true))
+	x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
+		ResponseHeaders: hdrs(":status", "200", "content-type", "application/json")}})
+	x.handle(respBody([]byte(`{"input_tokens":2095}`), true))
+	x.finish()
+	for _, o := range usageOutcomes {
+		if n := testutil.ToFloat64(s.metrics.UsageAnswers.WithLabelValues("anthropic", o)); n != 0 {
+			t.Fatalf("usage_answers_total{outcome=%q} = %v", o, n)
+		}
+	}
+}
+
+// FuzzParseReceipt: any header value parses or is refused without a
+// panic, and whatever parses writes back to a value that parses the same.
+func FuzzParseReceipt(f *testing.F) {
+	f.Add("v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; rung=-")
+	f.Add("v1; rung=clamp; x=y")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseReceipt(s)
+		if err != nil {
+			return
+		}
+		if strings.ContainsAny(r.Rung, ";") {
+			return // a rung toolproc never writes
+		}
+		back, err := ParseReceipt(r.String())
+		if err != nil || back != r {
+			t.Fatalf("%q → %+v → %q → %+v (%v)", s, r, r.String(), back, err)
+		}
+	})
+}
