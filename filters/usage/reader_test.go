@@ -130,6 +130,10 @@ func readerCases() []readerCase {
 		{"openai_responses/json", wire.OpenAIResponses, ctJSON, file("openai-responses-function-call-output.response.json"), Usage{Input: 312, Output: 14}},
 		// response.created and response.in_progress carry "usage":null; response.completed the bill.
 		{"openai_responses/sse", wire.OpenAIResponses, ctSSE, file("openai-responses-function-call.response.sse"), Usage{Input: 75, Output: 23}},
+		// Four answers recorded back to back (reasoning items, encrypted
+		// content): each response.completed states its whole bill, the
+		// last one read stands.
+		{"openai_responses/sse-reasoning", wire.OpenAIResponses, ctSSE, file("openai-responses-reasoning-function-call.response.chunks.jsonl"), Usage{Input: 299, Output: 12}},
 		{"gemini/json", wire.Gemini, ctJSON, file("gemini-function-call.response.json"), Usage{Input: 170, Output: 16 + 132}},
 		{"gemini/sse", wire.Gemini, ctSSE, file("gemini-function-call-stream.response.chunks.jsonl"), Usage{Input: 29, Output: 15 + 804}},
 		{"gemini/json-array-stream", wire.Gemini, ctJSON, geminiArray, Usage{Input: 29, Output: 15 + 804}},
