@@ -73,7 +73,8 @@ type RedisConfig struct {
 	Timeout     Duration `json:"timeout"`
 }
 
-// AuditConfig is the optional JSONL log of compression decisions.
+// AuditConfig is the optional JSONL log of compression decisions and of
+// each processed exchange's bill.
 type AuditConfig struct {
 	// Path of the JSONL file; "" disables it, "-" writes to stderr.
 	Path string `json:"path"`
