@@ -2,8 +2,11 @@ package usage
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -49,14 +52,20 @@ type Reader struct {
 	lastCR    bool // the previous byte was \r
 
 	// Event-stream state.
-	prelude  [12]byte
-	have     int // prelude bytes read
-	skip     int // header bytes left to skip
-	payload  int // payload bytes left
-	trailer  int // message CRC bytes left
-	gaveUp   bool
-	gaveWhy  string
-	messages int
+	prelude [12]byte
+	have    int // prelude bytes read
+	skip    int // header bytes left to skip
+	payload int // payload bytes left
+	trailer int // message CRC bytes left
+	// Claude on Bedrock (InvokeModelWithResponseStream): each event's
+	// payload is {"bytes":"<base64 of a Messages stream event>"}, kept up
+	// to maxChunk to be decoded whole; a larger one (a long text delta)
+	// cannot hold usage and is skipped.
+	frame     []byte
+	frameLong bool
+	gaveUp    bool
+	gaveWhy   string
+	messages  int
 }
 
 type framing int
@@ -204,6 +213,42 @@ func indexEOL(p []byte) int {
 	return n
 }
 
+// maxChunk bounds the payload of one InvokeModelWithResponseStream event
+// kept to decode: base64 of a message_start or message_delta event is
+// under 2 KiB.
+const maxChunk = 64 << 10
+
+func (r *Reader) chunk(p []byte) {
+	if r.frameLong || len(r.frame)+len(p) > maxChunk {
+		r.frameLong, r.frame = true, r.frame[:0]
+		return
+	}
+	r.frame = append(r.frame, p...)
+}
+
+// endChunk decodes a complete InvokeModelWithResponseStream payload and
+// reads the Messages event inside it
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html).
+func (r *Reader) endChunk() {
+	frame, long := r.frame, r.frameLong
+	r.frame, r.frameLong = r.frame[:0], false
+	if long {
+		return
+	}
+	b64 := gjson.GetBytes(frame, "bytes")
+	if b64.Type != gjson.String {
+		r.feed(frame) // a Converse-shaped payload after all
+		return
+	}
+	ev, err := base64.StdEncoding.DecodeString(b64.Str)
+	if err != nil {
+		return
+	}
+	r.tok.reset()
+	r.feed(ev)
+	r.tok.reset()
+}
+
 // writeEventStream follows the AWS event-stream framing: a 12-byte prelude
 // (total length, headers length, prelude CRC), the headers, the payload and
 // a 4-byte message CRC. Each payload is one JSON document (Bedrock's
@@ -218,11 +263,18 @@ func (r *Reader) writeEventStream(p []byte) {
 			p = p[n:]
 		case r.payload > 0:
 			n := min(r.payload, len(p))
-			r.feed(p[:n])
+			if r.dialect == wire.Anthropic {
+				r.chunk(p[:n])
+			} else {
+				r.feed(p[:n])
+			}
 			r.payload -= n
 			p = p[n:]
 			if r.payload == 0 {
 				r.trailer = 4
+				if r.dialect == wire.Anthropic {
+					r.endChunk()
+				}
 			}
 		case r.trailer > 0:
 			n := min(r.trailer, len(p))

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
 	"os"
@@ -96,6 +97,23 @@ func bedrockStream() []byte {
 	return b
 }
 
+// bedrockInvokeStream is the captured Anthropic stream as Claude on
+// Bedrock sends it through InvokeModelWithResponseStream: each event's JSON
+// base64-encoded in a chunk frame's {"bytes":…}
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html).
+func bedrockInvokeStream(t testing.TB) []byte {
+	var out []byte
+	for _, line := range bytes.Split(body(t, "anthropic-tool-use.response.sse"), []byte("\n")) {
+		ev, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+		if !ok {
+			continue
+		}
+		payload := `{"bytes":"` + base64.StdEncoding.EncodeToString(bytes.TrimSpace(ev)) + `","p":"abcdefgh"}`
+		out = append(out, eventFrame("chunk", []byte(payload))...)
+	}
+	return out
+}
+
 type readerCase struct {
 	name    string
 	dialect wire.Dialect
@@ -117,6 +135,7 @@ func readerCases() []readerCase {
 		{"anthropic/json", wire.Anthropic, ctJSON, lit(anthropicJSON), Usage{Input: 21, CacheRead: 2042, CacheWrite: 188, Output: 393}},
 		// message_start carries input_tokens, message_delta the cumulative output_tokens.
 		{"anthropic/sse", wire.Anthropic, ctSSE, file("anthropic-tool-use.response.sse"), Usage{Input: 599, Output: 135}},
+		{"anthropic/bedrock-invoke-stream", wire.Anthropic, ctEvent, bedrockInvokeStream, Usage{Input: 599, Output: 135}},
 		// message_delta repeats the input fields (context management).
 		{"anthropic/sse-context-editing", wire.Anthropic, ctSSE, file("anthropic-context-editing.response.chunks.jsonl"), Usage{Input: 859, Output: 122}},
 		// The final usage nests per-iteration usage objects; the top level is the bill.
