@@ -71,7 +71,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "toolproc_streams_total", Help: "ext_proc streams ended, by outcome.",
 		}, []string{"outcome"}),
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolproc_requests_total", Help: "LLM requests seen, by dialect, profile and outcome (rewritten, unchanged, passthrough, rejected, skipped).",
+			Name: "toolproc_requests_total", Help: "LLM requests seen, by dialect, profile and outcome (rewritten, unchanged, passthrough, rejected, skipped, bypassed).",
 		}, []string{"dialect", "profile", "outcome"}),
 		Passthrough: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_passthrough_total", Help: "Bodies passed through unchanged because toolproc could not process them, by reason.",
