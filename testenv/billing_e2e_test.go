@@ -35,6 +35,7 @@ import (
 	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/filters/wire"
 	"github.com/toolproc/toolproc/filters/wire/wiretest"
+	"github.com/toolproc/toolproc/report"
 	"github.com/toolproc/toolproc/testenv"
 )
 
@@ -269,6 +270,21 @@ func TestBillingEndToEnd(t *testing.T) {
 				if got := audited[d]; got != want {
 					t.Errorf("%s: audit %+v, ledger %+v", d, got, want)
 				}
+			}
+			// toolproc report reads the same lines: its billed totals are
+			// the ledger's.
+			f, err := os.Open(audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra, err := report.Read(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := ledger.Total("")
+			if tot := report.Build(ra, report.DefaultPrices).Total; tot.Usage != (report.Usage{Input: all.Input, CacheRead: all.CacheRead, CacheWrite: all.CacheWrite, Output: all.Output}) || tot.Unread != 0 {
+				t.Errorf("report total %+v, ledger %+v", tot, all)
 			}
 			if reads == 0 {
 				t.Error("the conversation never read the cache: the ledger did not act")
