@@ -20,8 +20,10 @@ type Price struct {
 }
 
 // DefaultPrices are list prices of the major model families (USD per
-// million tokens, standard tier, prompts up to 200K tokens), taken from
-// the providers' pricing pages in November 2026:
+// million tokens, standard tier, prompts up to 200K tokens) as this table's
+// author knew them; they were not re-read from the pricing pages when
+// written, so check them against the pages and override what differs with
+// --prices:
 // https://docs.anthropic.com/en/docs/about-claude/pricing (cache reads
 // 0.1×, 5-minute writes 1.25× input), https://openai.com/api/pricing
 // (cached input; no write charge), https://ai.google.dev/gemini-api/docs/pricing
