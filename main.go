@@ -21,12 +21,16 @@ import (
 
 	"github.com/toolproc/toolproc/extproc"
 	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/report"
 )
 
 const usage = `usage:
   toolproc [serve] [--config FILE] [--grpc-addr ADDR] [--admin-addr ADDR] [--log-level LEVEL]
   toolproc rewrite --path PATH [--config FILE] [--profile NAME] [--ndjson] < request.json > rewritten.json
   toolproc config [--config FILE]     print the effective configuration
+  toolproc report --audit FILE [--format table|csv|json|html] [--prices FILE]
+                                      the bill from the audit log: per day, model and tenant,
+                                      billed tokens and money, net savings after cache costs
 `
 
 func main() {
@@ -42,6 +46,8 @@ func main() {
 		os.Exit(rewrite(args, os.Stdin, os.Stdout, os.Stderr))
 	case "config":
 		os.Exit(printConfig(args))
+	case "report":
+		os.Exit(runReport(args, os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
@@ -228,5 +234,42 @@ func printConfig(args []string) int {
 		return 1
 	}
 	os.Stdout.Write(b)
+	return 0
+}
+
+// runReport prints the bill read from an audit log (report package).
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	audit := fs.String("audit", "", "the audit log (audit.path), JSONL")
+	format := fs.String("format", "table", "table, csv, json or html")
+	prices := fs.String("prices", "", "YAML/JSON list of {match, input, output, cache_read, cache_write} in USD per million tokens, over the built-in table")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *audit == "" || fs.NArg() > 0 {
+		fmt.Fprint(stderr, "toolproc report: --audit is required and no arguments are taken\n", usage)
+		return 2
+	}
+	ps, err := report.LoadPrices(*prices)
+	if err != nil {
+		fmt.Fprintln(stderr, "toolproc report:", err)
+		return 2
+	}
+	f, err := os.Open(*audit)
+	if err != nil {
+		fmt.Fprintln(stderr, "toolproc report:", err)
+		return 1
+	}
+	defer f.Close()
+	a, err := report.Read(f)
+	if err != nil {
+		fmt.Fprintln(stderr, "toolproc report:", err)
+		return 1
+	}
+	if err := report.Write(stdout, report.Build(a, ps), *format); err != nil {
+		fmt.Fprintln(stderr, "toolproc report:", err)
+		return 2
+	}
 	return 0
 }

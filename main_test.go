@@ -115,3 +115,28 @@ func TestRewriteNDJSON(t *testing.T) {
 		t.Fatalf("all good lines: exit %d", code)
 	}
 }
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	audit := filepath.Join(dir, "audit.jsonl")
+	line := `{"time":"2026-11-01T10:00:00Z","kind":"exchange","dialect":"anthropic","profile":"default","model":"claude-sonnet-4-5","tenant":"t1","tokens_removed":1000,"usage":{"input":100,"cache_read":9000,"cache_write":0,"output":50},"usage_outcome":"read"}` + "\n"
+	if err := os.WriteFile(audit, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"table", "csv", "json", "html"} {
+		var out, errb bytes.Buffer
+		if code := runReport([]string{"--audit", audit, "--format", f}, &out, &errb); code != 0 || !strings.Contains(out.String(), "claude-sonnet-4-5") {
+			t.Fatalf("%s: code %d, stderr %s, out %s", f, code, errb.String(), out.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := runReport(nil, &out, &errb); code != 2 {
+		t.Fatalf("no --audit: code %d", code)
+	}
+	if code := runReport([]string{"--audit", audit, "--format", "xml"}, &out, &errb); code != 2 {
+		t.Fatalf("bad format: code %d", code)
+	}
+	if code := runReport([]string{"--audit", filepath.Join(dir, "missing")}, &out, &errb); code != 1 {
+		t.Fatalf("missing file: code %d", code)
+	}
+}

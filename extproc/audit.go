@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolproc/toolproc/filters/shadow"
+	"github.com/toolproc/toolproc/filters/usage"
 )
 
 // auditLog appends one JSON line per compression decision. Lines carry
@@ -99,6 +100,53 @@ func (a *auditLog) writeTiers(base auditRecord, t tierAudit) {
 	base.Tiers = &t
 	base.Decision = shadow.Decision{Outcome: "tiers"}
 	line, err := json.Marshal(base)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, _ = a.w.Write(append(line, '\n'))
+}
+
+// exchangeAudit is the one line every processed exchange gets when it
+// ends: what toolproc did to the request beside what the provider billed
+// for it (the answer and any replays). It links the two by request
+// (x-request-id, set by Envoy), with the tenant's keyed hash, the model and
+// the profile; no content, no credentials. `toolproc report` reads these
+// lines.
+type exchangeAudit struct {
+	Time          string       `json:"time"`
+	Kind          string       `json:"kind"` // "exchange"
+	RequestID     string       `json:"request_id,omitempty"`
+	Dialect       string       `json:"dialect"`
+	Profile       string       `json:"profile"`
+	Model         string       `json:"model,omitempty"`
+	Tenant        string       `json:"tenant,omitempty"` // keyed hash; "" without the deployment secret
+	Results       int          `json:"tool_results"`
+	Compressed    int          `json:"compressed"`
+	Clamped       int          `json:"clamped"`
+	Tiered        int          `json:"tiered"`
+	BytesIn       int          `json:"bytes_in"`
+	BytesOut      int          `json:"bytes_out"`
+	BytesRemoved  int          `json:"bytes_removed"`
+	TokensRemoved int64        `json:"tokens_removed"` // bytes_removed on the provider's scale (billing.go)
+	References    int          `json:"references"`
+	Step          int          `json:"tier_step"`
+	Rung          string       `json:"rung,omitempty"`
+	Expansions    int          `json:"expansions"`
+	Replays       int          `json:"replays_billed"`
+	Usage         *usage.Usage `json:"usage,omitempty"`
+	UsageOutcome  string       `json:"usage_outcome,omitempty"` // read, missing, too_large, bad_frame
+	Receipt       string       `json:"receipt"`
+}
+
+// writeExchange appends an exchange's line.
+func (a *auditLog) writeExchange(r exchangeAudit) {
+	if a == nil {
+		return
+	}
+	r.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	line, err := json.Marshal(r)
 	if err != nil {
 		return
 	}

@@ -38,6 +38,12 @@ type streamTransform interface {
 	Close() []byte
 }
 
+// bodyObserver sees every body chunk as it arrives (filters/usage.Reader):
+// it neither keeps nor changes it.
+type bodyObserver interface {
+	Write(p []byte)
+}
+
 // bodyStream answers the body messages of one direction according to the
 // body mode Envoy announced in protocol_config. With neither rewrite nor
 // transform every chunk passes through untouched. With rewrite the whole
@@ -50,9 +56,10 @@ type bodyStream struct {
 	known     bool // protocol_config told us the mode (Envoy ≥1.34)
 	rewrite   rewriteFunc
 	transform streamTransform
-	maxHold   int // give up rewriting (pass through) past this many held bytes
-	messages  int // body messages seen (counted first, before anything can panic)
-	answered  int // body answers sent (exchange.countAnswers)
+	tap       bodyObserver // nil: nothing watches the chunks
+	maxHold   int          // give up rewriting (pass through) past this many held bytes
+	messages  int          // body messages seen (counted first, before anything can panic)
+	answered  int          // body answers sent (exchange.countAnswers)
 
 	buf     []byte
 	pending int  // STREAMED chunk messages not yet answered
@@ -83,6 +90,9 @@ func (b *bodyStream) onBody(msg *extprocv3.HttpBody) []*extprocv3.ProcessingResp
 	}
 	b.eos = msg.GetEndOfStream()
 	chunk := msg.GetBody()
+	if b.tap != nil {
+		b.tap.Write(chunk)
+	}
 
 	if duplex {
 		return b.onDuplexBody(chunk)

@@ -73,7 +73,8 @@ type RedisConfig struct {
 	Timeout     Duration `json:"timeout"`
 }
 
-// AuditConfig is the optional JSONL log of compression decisions.
+// AuditConfig is the optional JSONL log of compression decisions and of
+// each processed exchange's bill.
 type AuditConfig struct {
 	// Path of the JSONL file; "" disables it, "-" writes to stderr.
 	Path string `json:"path"`
@@ -108,6 +109,14 @@ type ServerConfig struct {
 	// MemoryLimitBytes is the Go runtime's soft memory limit: 0 derives it
 	// (MemoryLimit), -1 sets none.
 	MemoryLimitBytes int64 `json:"memory_limit_bytes"`
+	// ClientBypass honours x-toolproc-bypass: 1 on a request: the exchange
+	// passes both ways untouched (counted). Turning it off can only make
+	// toolproc do more, never less, than the profile says.
+	ClientBypass bool `json:"client_bypass"`
+	// UsageMaxObjectBytes caps the copy of one usage object the usage
+	// reader makes while an answer passes (filters/usage); a larger one is
+	// not read, counted as usage_answers_total{outcome="too_large"}.
+	UsageMaxObjectBytes int `json:"usage_max_object_bytes"`
 }
 
 // memoryHeadroom is what the derived memory limit allows above the memory
@@ -472,6 +481,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxRecvMsgBytes < 4<<20 {
 		bad("server.max_recv_msg_bytes", "must be at least 4194304 (gRPC's own default), got %d", c.Server.MaxRecvMsgBytes)
+	}
+	if c.Server.UsageMaxObjectBytes < 256 || c.Server.UsageMaxObjectBytes > 1<<20 {
+		bad("server.usage_max_object_bytes", "must be between 256 and 1048576, got %d", c.Server.UsageMaxObjectBytes)
 	}
 	if c.Server.MaxResponseHoldBytes < 1<<20 {
 		bad("server.max_response_hold_bytes", "must be at least 1048576, got %d", c.Server.MaxResponseHoldBytes)

@@ -76,6 +76,13 @@ type exchange struct {
 	replays int
 	held    *heldError
 
+	// What the provider billed, read from the answer and the replays, and
+	// whether the exchange's end was recorded (billing.go).
+	bill     billing
+	finished bool
+	bypass   bool   // the request opted out (x-toolproc-bypass)
+	rung     string // the recovery rung whose replay answered
+
 	// send writes a response at once, ahead of handle's return value;
 	// Process sets it. Used for continuation bytes and timer extensions.
 	send func(*extprocv3.ProcessingResponse) error
@@ -153,7 +160,7 @@ func (x *exchange) dispatch(m *extprocv3.ProcessingRequest) []*extprocv3.Process
 	case *extprocv3.ProcessingRequest_RequestTrailers:
 		return x.req.onTrailers()
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
-		if r := x.onResponseHeaders(r.ResponseHeaders); r != nil {
+		if r := x.withReceipt(x.onResponseHeaders(r.ResponseHeaders)); r != nil {
 			return []*extprocv3.ProcessingResponse{r}
 		}
 		return nil
@@ -182,6 +189,14 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 	encoding := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
 	switch {
 	case x.dialect == wire.Unknown && !x.endpoint.Ambiguous, method != "POST", h.GetEndOfStream():
+	case x.srv.cfg.Server.ClientBypass && strings.TrimSpace(getHeader(hm, BypassHeader)) == "1":
+		// The client opted out for this request: both ways untouched. The
+		// header stays on the request (byte-identical), and the mode
+		// override below skips both bodies where Envoy allows it; bodies
+		// that still come are answered unchanged.
+		x.bypass = true
+		x.srv.metrics.Bypass.WithLabelValues(string(x.dialect)).Inc()
+		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomeBypassed).Inc()
 	case !x.profile.Enabled, !x.endpoint.Ambiguous && !x.profile.Handles(x.dialect):
 		x.srv.metrics.Requests.WithLabelValues(string(x.dialect), x.profile.name, outcomeSkipped).Inc()
 	case encoding != "" && encoding != "identity":
@@ -264,6 +279,7 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	}
 	repair, ok := x.planSuccess(ct)
 	x.releaseBodies()
+	x.watchAnswer(ct)
 	mutation := &extprocv3.HeaderMutation{}
 	if x.tierStep > 0 {
 		mutation.SetHeaders = append(mutation.SetHeaders, setHeader(TiersHeader, strconv.Itoa(x.tierStep)))
@@ -271,6 +287,18 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	if !ok {
 		if len(mutation.SetHeaders) > 0 {
 			cr.HeaderMutation = mutation
+		}
+		if x.resp.known && x.resp.mode == extprocfilterv3.ProcessingMode_NONE {
+			// Configured without a response body: ask for it to read the
+			// usage as it passes. Nothing in it changes, so content-length
+			// stays (Envoy keeps it for an override, §4.3) and is right.
+			// Ignored without allow_mode_override: the usage is then unread
+			// (usage_answers_total{outcome="missing"}).
+			resp.ModeOverride = &extprocfilterv3.ProcessingMode{
+				RequestBodyMode:  x.req.mode,
+				ResponseBodyMode: extprocfilterv3.ProcessingMode_STREAMED,
+			}
+			x.resp.mode = extprocfilterv3.ProcessingMode_STREAMED
 		}
 		return resp
 	}
@@ -546,6 +574,7 @@ func (x *exchange) dynamicMetadata() *structpb.Struct {
 		"results_compressed": float64(x.compressed),
 		"expand_loops":       float64(x.loops),
 		"tier_step":          float64(x.tierStep),
+		"receipt":            x.receipt().String(),
 	}
 	inner, err := structpb.NewStruct(fields)
 	if err != nil {

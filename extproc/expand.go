@@ -81,6 +81,7 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 		return nil, false
 	}
 	x.upstreamBody = next
+	x.watchReplay(resp)
 	x.log.Info("expand_context answered", "calls", len(t.Calls), "loop", x.loops)
 	return resp.Body, true
 }

@@ -1,6 +1,11 @@
 package extproc
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolproc/toolproc/filters/usage"
+	"github.com/toolproc/toolproc/filters/wire"
+)
 
 // Metrics are toolproc's Prometheus series. Each Server gets its own
 // registry so tests can run several servers in one process.
@@ -26,6 +31,11 @@ type Metrics struct {
 	TierRewrites    *prometheus.CounterVec   // dialect
 	TierBytes       *prometheus.CounterVec   // dialect
 	TierStep        *prometheus.HistogramVec // dialect
+	UsageTokens     *prometheus.CounterVec   // profile, dialect, kind
+	RemovedTokens   *prometheus.CounterVec   // profile, dialect
+	UsageAnswers    *prometheus.CounterVec   // dialect, outcome
+	TierCacheWrite  *prometheus.CounterVec   // profile, dialect
+	Bypass          *prometheus.CounterVec   // dialect
 }
 
 // Request outcomes.
@@ -35,6 +45,7 @@ const (
 	outcomePassthrough = "passthrough"
 	outcomeRejected    = "rejected"
 	outcomeSkipped     = "skipped"
+	outcomeBypassed    = "bypassed"
 )
 
 // Pass-through reasons (a request toolproc could not or would not rewrite).
@@ -60,7 +71,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "toolproc_streams_total", Help: "ext_proc streams ended, by outcome.",
 		}, []string{"outcome"}),
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolproc_requests_total", Help: "LLM requests seen, by dialect, profile and outcome (rewritten, unchanged, passthrough, rejected, skipped).",
+			Name: "toolproc_requests_total", Help: "LLM requests seen, by dialect, profile and outcome (rewritten, unchanged, passthrough, rejected, skipped, bypassed).",
 		}, []string{"dialect", "profile", "outcome"}),
 		Passthrough: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_passthrough_total", Help: "Bodies passed through unchanged because toolproc could not process them, by reason.",
@@ -116,6 +127,21 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "The tier step of rewritten requests (how many times the cut between old and recent exchanges has moved in the conversation), by dialect.",
 			Buckets: []float64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32},
 		}, []string{"dialect"}),
+		UsageTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_usage_tokens_total", Help: "Tokens the provider billed for answers to processed requests (replays included), read from each answer's usage, by profile, dialect and kind (input: billed at the base input rate; cache_read; cache_write; output). The kinds are disjoint: their sum is the bill.",
+		}, []string{"profile", "dialect", "kind"}),
+		RemovedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_removed_tokens_total", Help: "Prompt tokens toolproc took out of requests (clamp, compression, tiers), on the provider's scale: bytes removed times the request's billed prompt tokens per byte sent (4 bytes a token when the answer carried no usage), by profile and dialect.",
+		}, []string{"profile", "dialect"}),
+		UsageAnswers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_usage_answers_total", Help: "Answers whose usage toolproc read, by dialect and outcome (read, missing, too_large, bad_frame).",
+		}, []string{"dialect", "outcome"}),
+		TierCacheWrite: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_tier_cache_write_tokens_total", Help: "cache_write tokens billed for requests the tool-history tiers rewrote (tier step > 0), by profile and dialect: the cache writes a tier step can cause. A step that did not move re-reads its prefix and writes little.",
+		}, []string{"profile", "dialect"}),
+		Bypass: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_bypass_total", Help: "Requests that opted out with x-toolproc-bypass: 1 and passed both ways untouched, by dialect.",
+		}, []string{"dialect"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolproc_processing_seconds",
 			Help:    "Time spent handling one ext_proc message, by phase.",
@@ -125,6 +151,30 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
 		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries,
-		m.TierRewrites, m.TierBytes, m.TierStep)
+		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass)
 	return m
+}
+
+// usageOutcomes are the values of usage_answers_total's outcome label.
+var usageOutcomes = []string{"read", "missing", "too_large", "bad_frame"}
+
+// initUsage creates every series of the usage families at 0, so a
+// dashboard shows 0 rather than "No data" before the first answer. The
+// label sets are bounded: the configured profiles, the five dialects and
+// the four kinds.
+func (m *Metrics) initUsage(profiles []string) {
+	for _, d := range wire.Dialects {
+		ds := string(d)
+		for _, p := range profiles {
+			for _, k := range usage.Kinds {
+				m.UsageTokens.WithLabelValues(p, ds, k)
+			}
+			m.RemovedTokens.WithLabelValues(p, ds)
+			m.TierCacheWrite.WithLabelValues(p, ds)
+		}
+		for _, o := range usageOutcomes {
+			m.UsageAnswers.WithLabelValues(ds, o)
+		}
+		m.Bypass.WithLabelValues(ds)
+	}
 }

@@ -86,7 +86,7 @@ func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.Processin
 		// Not an error body any provider sends for an overflow: let it go.
 		x.held = nil
 		x.resp.eos = b.GetEndOfStream()
-		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+		resps := []*extprocv3.ProcessingResponse{x.withReceipt(headersResponse(dirResponse, &extprocv3.CommonResponse{}))}
 		return append(resps, streamedResponses(dirResponse, h.body, b.GetEndOfStream())...)
 	}
 	if !b.GetEndOfStream() {
@@ -107,7 +107,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 	x.resp.eos = true
 	unchanged := func() []*extprocv3.ProcessingResponse {
 		x.held = nil
-		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{})}
+		resps := []*extprocv3.ProcessingResponse{x.withReceipt(headersResponse(dirResponse, &extprocv3.CommonResponse{}))}
 		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
 	}
 	v := overflow.Classify(h.status, headerMap(h.headers), h.body)
@@ -209,8 +209,10 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 // recoveredHeaders sets what the client must see of the replay's answer.
 // :status may be set on response headers (docs/envoy-notes.md §7).
 func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.HeaderMutation {
+	x.rung = rung
 	m := &extprocv3.HeaderMutation{
-		SetHeaders:    []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung)},
+		SetHeaders: []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung),
+			setHeader(ReceiptHeader, x.receipt().String())},
 		RemoveHeaders: []string{"content-length"},
 	}
 	if ct != "" {
@@ -304,7 +306,9 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			}
 			x.upstreamBody = body
 			x.expandable = x.expandable || injected
+			x.watchReplay(resp)
 			res.resp, res.rung = resp, rung
+			x.rung = rung // for the receipt, the audit line and the metadata
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryRecovered).Inc()
 			x.log.Warn("overflow recovered by replay", "provider", v.Provider, "class", string(v.Class),
 				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body))

@@ -55,6 +55,11 @@ func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server
 		log.Error("audit log unavailable", "error", err)
 	}
 	s.profiles = compileProfiles(cfg, s.llmCompleter)
+	names := make([]string, 0, len(s.profiles))
+	for name := range s.profiles {
+		names = append(names, name)
+	}
+	s.metrics.initUsage(names)
 	return s
 }
 
@@ -84,6 +89,9 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 	x.ctx = stream.Context()
 	x.send = stream.Send
 	metadataSent := false
+	// An exchange whose answer never ended (the client went away) is
+	// recorded when its stream closes.
+	defer x.finish()
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -101,6 +109,14 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 			// metadata_options.receiving_namespaces (docs/envoy-notes.md §6).
 			resps[0].DynamicMetadata = x.dynamicMetadata()
 			metadataSent = true
+		}
+		if x.resp.eos && len(resps) > 0 {
+			// The answer is over: what it cost goes to the metrics, the
+			// audit log and, with its last message, the access log.
+			if md := x.finish(); md != nil {
+				last := resps[len(resps)-1]
+				last.DynamicMetadata = mergeMetadata(last.DynamicMetadata, md)
+			}
 		}
 		for _, r := range resps {
 			if err := stream.Send(r); err != nil {

@@ -127,7 +127,7 @@ func (m ExpandModel) Script() func(RecordedRequest) *ScriptedResponse {
 		case scriptBedrock:
 			return m.bedrock(text, id, "tooluse_"+callID)
 		}
-		return m.openAI(stream, text, id, "call_"+callID)
+		return m.openAI(stream, body.Get("stream_options.include_usage").Bool(), text, id, "call_"+callID)
 	}
 }
 
@@ -286,7 +286,7 @@ func (m ExpandModel) quote(original string) string {
 	return "(the needle is not in the original)"
 }
 
-func (m ExpandModel) openAI(stream bool, text, id, callID string) *ScriptedResponse {
+func (m ExpandModel) openAI(stream, includeUsage bool, text, id, callID string) *ScriptedResponse {
 	model := "gpt-4o-mini"
 	args := `{"id":"` + id + `"}`
 	if !stream {
@@ -325,6 +325,14 @@ func (m ExpandModel) openAI(stream bool, text, id, callID string) *ScriptedRespo
 			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0,
 				"function": map[string]any{"arguments": args[len(args)/2:]}}}}, nil),
 			chunk(map[string]any{}, "tool_calls"))
+	}
+	if includeUsage {
+		// stream_options.include_usage: one last chunk with no choices and
+		// the usage (https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options).
+		events = append(events, []byte("data: "+string(mustJSON(map[string]any{
+			"id": "chatcmpl-expand", "object": "chat.completion.chunk", "created": 1700000000, "model": model,
+			"choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		}))+"\n\n"))
 	}
 	events = append(events, []byte("data: [DONE]\n\n"))
 	return sseResponse(events)

@@ -120,6 +120,13 @@ func TestOverflowRecovery(t *testing.T) {
 					if got := a.header.Get(extproc.RecoveryHeader); tc.rung != "" && got != tc.rung {
 						t.Errorf("%s = %q, want %q", extproc.RecoveryHeader, got, tc.rung)
 					}
+					// The receipt names the rung whose replay answered. A 200
+					// stream that opens with an overflow had its headers (and
+					// receipt) sent before: its rung is in the audit line and
+					// the dynamic metadata only.
+					if rc, err := extproc.ParseReceipt(a.header.Get(extproc.ReceiptHeader)); err != nil || (tc.rung != "" && rc.Rung != tc.rung) {
+						t.Errorf("receipt %q (%v), want rung %q", a.header.Get(extproc.ReceiptHeader), err, tc.rung)
+					}
 					if strings.Contains(string(a.body), "expand_context") || strings.Contains(string(a.body), "too long") ||
 						strings.Contains(string(a.body), "maximum context") || strings.Contains(string(a.body), `"error"`) {
 						t.Fatalf("the client saw the error or a phantom call: %.400s", a.body)
