@@ -200,7 +200,7 @@ const Method = "Without toolproc each request would have carried the tokens tool
 	"re-reads the previous raw prompt from the provider's cache and adds the rest: each exchange is " +
 	"priced as the previous raw prompt of its conversation at the cache-read price and the growth at " +
 	"the cache-write price (or the input price where the provider charges no write). Conversations are " +
-	"followed per tenant and model by their raw prompt size; a tenant whose answers show no cache use " +
+	"followed per tenant and model by their raw prompt size (allowed to dip 5 %, the estimate's own error at a tier step); a tenant whose answers show no cache use " +
 	"is priced at the input price throughout. The billed side keeps every cache write toolproc caused " +
 	"(a tier step re-writes the prefix after it). Output tokens are the same on both sides. " +
 	"Net savings = counterfactual - billed. Checked against recorded sessions billed both ways by a " +
@@ -222,8 +222,13 @@ type chains map[chainKey][]int64
 func (cs chains) follow(k chainKey, raw int64) int64 {
 	open := cs[k]
 	best := -1
+	// The raw prompt is an estimate (billed + removed, the removal counted
+	// on the results' text), so at a tier step it can come out a little
+	// under the previous one although the real prompt only grew: a chain
+	// up to chainSlack above it is still this conversation.
+	limit := raw + raw/chainSlack
 	for i, last := range open {
-		if last <= raw && (best < 0 || last > open[best]) {
+		if last <= limit && (best < 0 || last > open[best]) {
 			best = i
 		}
 	}
@@ -234,10 +239,14 @@ func (cs chains) follow(k chainKey, raw int64) int64 {
 		cs[k] = append(open, raw)
 		return 0
 	}
-	prev := open[best]
+	prev := min(open[best], raw)
 	open[best] = raw
 	return prev
 }
+
+// chainSlack: a conversation's estimated raw prompt may dip by 1/chainSlack
+// (5 %) from one exchange to the next and still be followed.
+const chainSlack = 20
 
 // counterfactual is the prompt cost of an exchange without toolproc.
 // caches says the provider cached anything for this tenant and model.
