@@ -11,6 +11,13 @@ import "github.com/toolproc/toolproc/filters/wire"
 // per byte it removed, per turn.
 type Prices struct {
 	Read, Write float64
+	// Explicit: the provider caches only the prefixes a breakpoint wrote
+	// (Anthropic's cache_control, Bedrock's cachePoint), and an agent sets
+	// them on its system prompt and its newest messages. After a step the
+	// prefix up to the cut, in its new form, was never written, so the
+	// provider re-writes everything after the last breakpoint that still
+	// matches: the head (tools and system), not the cut.
+	Explicit bool
 }
 
 // Provider families' prices. Anthropic charges cache writes at 1.25× and
@@ -26,7 +33,7 @@ type Prices struct {
 // a prompt cache: every byte costs the same on every turn, so removing
 // bytes always pays.
 var (
-	PricesAnthropic = Prices{Read: 0.10, Write: 1.25}
+	PricesAnthropic = Prices{Read: 0.10, Write: 1.25, Explicit: true}
 	PricesOpenAI    = Prices{Read: 0.50, Write: 1.00}
 	PricesGemini    = Prices{Read: 0.25, Write: 1.00}
 	PricesNoCache   = Prices{Read: 1.00, Write: 1.00}

@@ -223,13 +223,13 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 	for g := range groups {
 		rewrites[g] = f.rewriteGroup(c, &groups[g], callsAt[groups[g].callMessage])
 	}
-	setStarts(c, groups)
+	head := setStarts(c, groups)
 	prices, ok := PricesFor(f.opts.CostModel, c.Dialect)
 	if !ok {
 		prices = PricesNoCache
 	}
 	middle := make([][]rewrite, len(groups))
-	pl := planner{groups: groups, points: points, b: b, keep: f.opts.KeepRecent, prices: prices}
+	pl := planner{groups: groups, points: points, b: b, keep: f.opts.KeepRecent, prices: prices, head: head}
 	if f.opts.MiddleRatio > 1 {
 		pl.middle = func(g int) int {
 			if !groups[g].midKnown {
@@ -287,10 +287,10 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 // setStarts records where each group starts in the request, in the
 // estimated bytes the budget counts: the bytes outside the message list
 // (tools, system: the head of every cached prefix) and the messages before
-// the group's first one.
-func setStarts(c *wire.Conversation, groups []group) {
+// the group's first one. It returns the bytes outside the message list.
+func setStarts(c *wire.Conversation, groups []group) int {
 	if len(c.Msgs) == 0 {
-		return
+		return 0
 	}
 	listStart := c.Msgs[0].Span.Start
 	fixed := c.BodyBytes - (c.Msgs[len(c.Msgs)-1].Span.End - listStart)
@@ -300,6 +300,7 @@ func setStarts(c *wire.Conversation, groups []group) {
 			groups[g].start = fixed + c.Msgs[m].Span.Start - listStart
 		}
 	}
+	return fixed
 }
 
 // cutMessage is the first message of the recent part: where group cut

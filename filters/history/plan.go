@@ -92,6 +92,7 @@ type planner struct {
 	b      budget
 	keep   int // results kept whole unless the window forces fewer
 	prices Prices
+	head   int // the bytes outside the message list (tools, system)
 	// middle returns group g's middle-tier saving (computing it on first
 	// use); nil turns the middle tier off.
 	middle func(g int) int
@@ -194,6 +195,9 @@ func (pl planner) plan() plan {
 				changed = p.cut
 			}
 			prefix := groups[changed].start - saved[min(changed, p.cut)] - midSum(p.cut, min(changed, p.mid))
+			if pl.prices.Explicit {
+				prefix = min(prefix, pl.head)
+			}
 			rewritten := size - prefix
 			// The turns the step buys: until the request reaches the window
 			// again at the growth seen so far, and no more than the
