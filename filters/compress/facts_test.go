@@ -310,22 +310,6 @@ func survives(f fact, collapsed, out string) bool {
 	return strings.Contains(collapsed, f.text)
 }
 
-// hasNumberToken reports whether n occurs in l with no digit on either side.
-func hasNumberToken(l, n string) bool {
-	for off := 0; ; {
-		i := strings.Index(l[off:], n)
-		if i < 0 {
-			return false
-		}
-		a := off + i
-		z := a + len(n)
-		if (a == 0 || !isDigit(l[a-1])) && (z == len(l) || !isDigit(l[z])) {
-			return true
-		}
-		off = a + 1
-	}
-}
-
 // hasNumberAfter reports whether prefix+n occurs in s with no digit after it.
 func hasNumberAfter(s, prefix, n string) bool {
 	pat := prefix + n

@@ -421,18 +421,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		if len(rw.edits) == 0 {
 			continue
 		}
-		rw.change = &pipeline.Change{
-			Filter:      FilterName,
-			Ordinal:     r.Ordinal,
-			CallID:      r.CallID,
-			ToolName:    r.ToolName,
-			IsError:     r.IsError,
-			BytesBefore: before,
-			BytesAfter:  after,
-			LinesBefore: clamp.CountLines(ex.text),
-			LinesAfter:  1,
-			Detail:      string(ex.category),
-		}
+		rw.change = resultChange(r, before, after, clamp.CountLines(ex.text), 1, string(ex.category))
 		g.saved += rw.saved
 		out = append(out, rw)
 	}
@@ -484,4 +473,20 @@ func longestString(raw string) string {
 		return raw
 	}
 	return best
+}
+
+// resultChange is the report of one result the tiers rewrote.
+func resultChange(r *wire.ToolResult, before, after, linesBefore, linesAfter int, detail string) *pipeline.Change {
+	return &pipeline.Change{
+		Filter:      FilterName,
+		Ordinal:     r.Ordinal,
+		CallID:      r.CallID,
+		ToolName:    r.ToolName,
+		IsError:     r.IsError,
+		BytesBefore: before,
+		BytesAfter:  after,
+		LinesBefore: linesBefore,
+		LinesAfter:  linesAfter,
+		Detail:      detail,
+	}
 }

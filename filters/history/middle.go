@@ -9,7 +9,6 @@ import (
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/memo"
-	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -112,18 +111,7 @@ func (f *Filter) middleGroup(c *wire.Conversation, g *group) []rewrite {
 		if len(rw.edits) == 0 {
 			continue
 		}
-		rw.change = &pipeline.Change{
-			Filter:      FilterName,
-			Ordinal:     r.Ordinal,
-			CallID:      r.CallID,
-			ToolName:    r.ToolName,
-			IsError:     r.IsError,
-			BytesBefore: before,
-			BytesAfter:  after,
-			LinesBefore: linesBefore,
-			LinesAfter:  linesAfter,
-			Detail:      "middle",
-		}
+		rw.change = resultChange(r, before, after, linesBefore, linesAfter, "middle")
 		g.midSaved += rw.saved
 		out = append(out, rw)
 	}
