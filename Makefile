@@ -65,11 +65,12 @@ e2e:
 # windows (the model's own, each session's final request, its first request
 # plus a third of its growth): turns that fit, bytes sent, the largest
 # request, cost under the Anthropic and OpenAI prompt-cache models, steps,
-# prefix breaks, pairing. TUNE is the tuning set (the shared corpus beside
-# the checkout when present, else the committed sample), TEST the held-out
-# set (testenv/sessions/corpus, never tuned on); HEAD a real agent's
-# system prompt and tools for sessions that recorded only a stub.
-TUNE ?= $(firstword $(wildcard ../shared/sessions/sessions.jsonl) testenv/sessions/testdata/sample.jsonl)
+# prefix breaks, pairing. TUNE is the tuning set (the committed sample by
+# default; point it at the full tuning corpus when you have it,
+# TUNE=path/to/sessions.jsonl), TEST the held-out set
+# (testenv/sessions/corpus, never tuned on); HEAD a real agent's system
+# prompt and tools for sessions that recorded only a stub.
+TUNE ?= testenv/sessions/testdata/sample.jsonl
 TEST ?= $(subst $(eval) ,$(comma),$(wildcard testenv/sessions/corpus/*.jsonl.gz))
 HEAD ?= testenv/sessions/heads/openhands.json
 comma := ,
