@@ -158,7 +158,7 @@ func (pl planner) plan() plan {
 		// would not fit, the older of them go to the middle tier, oldest
 		// first, down to the target so that the step lasts; never the
 		// newest group.
-		for pl.middle != nil && b.hard > 0 && size > b.hard && m < done-1 {
+		if pl.middle != nil && b.hard > 0 && size > b.hard {
 			for m < done-1 && size > b.target {
 				s := pl.middle(m)
 				mid += s

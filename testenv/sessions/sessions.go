@@ -64,6 +64,19 @@ func LoadWith(path string, h *Head) ([]Session, error) {
 	return ss, nil
 }
 
+// LoadAll loads every file in turn (LoadWith) into one set.
+func LoadAll(files []string, h *Head) ([]Session, error) {
+	var out []Session
+	for _, f := range files {
+		ss, err := LoadWith(f, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ss...)
+	}
+	return out, nil
+}
+
 // Read parses sessions from r.
 func Read(r io.Reader) ([]Session, error) {
 	return ReadWith(r, nil)

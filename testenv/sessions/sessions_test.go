@@ -92,13 +92,9 @@ func TestSessionHeldOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ss []Session
-	for _, f := range files {
-		s, err := LoadWith(f, head)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss = append(ss, s...)
+	ss, err := LoadAll(files, head)
+	if err != nil {
+		t.Fatal(err)
 	}
 	checkGoals(t, ss, goals{})
 }

@@ -77,16 +77,15 @@ func main() {
 		if set.files == "" {
 			continue
 		}
-		var ss []sessions.Session
+		var files []string
 		for _, f := range strings.Split(set.files, ",") {
-			if f = strings.TrimSpace(f); f == "" {
-				continue
+			if f = strings.TrimSpace(f); f != "" {
+				files = append(files, f)
 			}
-			s, err := sessions.LoadWith(f, head)
-			if err != nil {
-				fail(err)
-			}
-			ss = append(ss, s...)
+		}
+		ss, err := sessions.LoadAll(files, head)
+		if err != nil {
+			fail(err)
 		}
 		headName := "as recorded"
 		if head != nil {
