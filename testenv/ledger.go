@@ -2,10 +2,7 @@ package testenv
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
-	"regexp"
 	"strconv"
 	"sync"
 
@@ -13,6 +10,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/toolproc/toolproc/filters/wire"
+	"github.com/toolproc/toolproc/testenv/promptcache"
 )
 
 // Bill is what a provider charged for one request, in tokens. The kinds
@@ -63,24 +61,10 @@ type Charge struct {
 	Bill    Bill
 }
 
-// Ledger is a fake provider's prompt cache and bill book. It cuts each
-// request into the units a prompt cache matches, in the provider's order
-// (tools, system, then each message or input item), counts four bytes a
-// token, and keeps, per caller and model, the digests of the prefixes it
-// cached:
-//
-//   - Anthropic and Bedrock cache explicitly: a prefix is written up to the
-//     last unit carrying a breakpoint (cache_control, cachePoint), and read
-//     back by a later request whose prefix matches up to one of them.
-//   - OpenAI (Chat and Responses) and Gemini cache automatically: every
-//     prefix of a request is kept, a later request reads the longest that
-//     matches; OpenAI counts cached tokens in steps of 128 past the first
-//     1024.
-//
-// Prefixes shorter than MinCacheTokens are never cached, as providers do.
-// The granularity is the message, not the token: a change anywhere in a
-// message breaks the prefix from that message on, which is what matters
-// for a rewriting proxy.
+// Ledger is a fake provider's prompt cache and bill book: one
+// promptcache.Cache per caller and model (its rules: Anthropic and Bedrock
+// explicit breakpoints with a bounded lookback, automatic prefixes for
+// OpenAI and Gemini), and every request's bill.
 type Ledger struct {
 	// MinCacheTokens is the shortest prefix cached; 0 means 1024 (the
 	// documented minimum for Claude Sonnet and OpenAI).
@@ -90,7 +74,7 @@ type Ledger struct {
 	OutputTokens int64
 
 	mu      sync.Mutex
-	cached  map[string]bool
+	caches  map[string]*promptcache.Cache
 	charges []Charge
 }
 
@@ -118,75 +102,8 @@ func (l *Ledger) Total(d wire.Dialect) Bill {
 // Reset forgets the bills and the cache.
 func (l *Ledger) Reset() {
 	l.mu.Lock()
-	l.cached, l.charges = nil, nil
+	l.caches, l.charges = nil, nil
 	l.mu.Unlock()
-}
-
-// unit is one cacheable piece of a request.
-type unit struct {
-	tokens     int64
-	breakpoint bool
-	digest     string // of the prefix ending here
-}
-
-// cacheMarker matches an Anthropic cache_control field and a Bedrock
-// cachePoint block (both flat objects). Inside a JSON string the quotes
-// would be escaped, so text that mentions them never matches.
-var cacheMarker = regexp.MustCompile(`,?\s*"cache_control"\s*:\s*\{[^{}]*\}|,?\s*\{\s*"cachePoint"\s*:\s*\{[^{}]*\}\s*\}`)
-
-// units cuts a request body into its cache units.
-func units(d wire.Dialect, body []byte) []unit {
-	var raws [][]byte
-	add := func(r gjson.Result) {
-		if r.Exists() {
-			raws = append(raws, []byte(r.Raw))
-		}
-	}
-	each := func(r gjson.Result) {
-		r.ForEach(func(_, v gjson.Result) bool {
-			add(v)
-			return true
-		})
-	}
-	switch d {
-	case wire.Anthropic:
-		add(gjson.GetBytes(body, "tools"))
-		add(gjson.GetBytes(body, "system"))
-		each(gjson.GetBytes(body, "messages"))
-	case wire.OpenAIChat:
-		add(gjson.GetBytes(body, "tools"))
-		each(gjson.GetBytes(body, "messages"))
-	case wire.OpenAIResponses:
-		add(gjson.GetBytes(body, "tools"))
-		add(gjson.GetBytes(body, "instructions"))
-		in := gjson.GetBytes(body, "input")
-		if in.IsArray() {
-			each(in)
-		} else {
-			add(in)
-		}
-	case wire.Gemini:
-		add(gjson.GetBytes(body, "tools"))
-		add(gjson.GetBytes(body, "systemInstruction"))
-		each(gjson.GetBytes(body, "contents"))
-	case wire.Bedrock:
-		add(gjson.GetBytes(body, "toolConfig"))
-		add(gjson.GetBytes(body, "system"))
-		each(gjson.GetBytes(body, "messages"))
-	}
-	out := make([]unit, len(raws))
-	h := sha256.New()
-	for i, r := range raws {
-		// The markers are not content: a breakpoint that moves on (Claude
-		// Code marks the newest message each turn) keeps the prefix.
-		h.Write(cacheMarker.ReplaceAll(r, nil))
-		out[i] = unit{
-			tokens:     int64(len(r)+3) / 4,
-			breakpoint: bytes.Contains(r, []byte(`"cache_control"`)) || bytes.Contains(r, []byte(`"cachePoint"`)),
-			digest:     hex.EncodeToString(h.Sum(nil)),
-		}
-	}
-	return out
 }
 
 // Charge bills one request: it reads the cache, updates it and records
@@ -206,12 +123,8 @@ func (l *Ledger) Charge(req RecordedRequest) (Bill, bool) {
 	}
 	// The cache is per organisation (the credential) and model.
 	caller := req.Header.Get("x-api-key") + req.Header.Get("authorization") + req.Header.Get("x-goog-api-key")
-	scope := caller + "\x00" + model + "\x00"
-	us := units(d, req.Body)
-	minTokens := l.MinCacheTokens
-	if minTokens <= 0 {
-		minTokens = 1024
-	}
+	scope := caller + "\x00" + model
+	us := promptcache.Units(d, req.Body)
 	out := l.OutputTokens
 	if out <= 0 {
 		out = int64(len(answerPieces))
@@ -219,50 +132,16 @@ func (l *Ledger) Charge(req RecordedRequest) (Bill, bool) {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.cached == nil {
-		l.cached = map[string]bool{}
+	if l.caches == nil {
+		l.caches = map[string]*promptcache.Cache{}
 	}
-	var total, hit, lastBP int64
-	for _, u := range us {
-		total += u.tokens
-		if total >= minTokens && l.cached[scope+u.digest] {
-			hit = total
-		}
-		if u.breakpoint && total >= minTokens {
-			lastBP = total
-		}
+	c := l.caches[scope]
+	if c == nil {
+		c = &promptcache.Cache{MinTokens: l.MinCacheTokens}
+		l.caches[scope] = c
 	}
-	b := Bill{Output: out}
-	switch d {
-	case wire.Anthropic, wire.Bedrock:
-		b.CacheRead = hit
-		if lastBP > hit {
-			b.CacheWrite = lastBP - hit
-		}
-		var run int64
-		for _, u := range us {
-			run += u.tokens
-			if u.breakpoint && run >= minTokens && run <= lastBP {
-				l.cached[scope+u.digest] = true
-			}
-		}
-	default:
-		if d == wire.OpenAIChat || d == wire.OpenAIResponses {
-			// "Cache hits … in increments of 128 tokens" past the first 1024.
-			if hit >= 1024 {
-				hit = 1024 + (hit-1024)/128*128
-			}
-		}
-		b.CacheRead = hit
-		var run int64
-		for _, u := range us {
-			run += u.tokens
-			if run >= minTokens {
-				l.cached[scope+u.digest] = true
-			}
-		}
-	}
-	b.Input = total - b.CacheRead - b.CacheWrite
+	pb := c.Charge(d, us)
+	b := Bill{Input: pb.Input, CacheRead: pb.Read, CacheWrite: pb.Write, Output: out}
 	l.charges = append(l.charges, Charge{Dialect: d, Model: model, Bill: b})
 	return b, true
 }

@@ -293,7 +293,7 @@ func setStarts(c *wire.Conversation, groups []group) int {
 		return 0
 	}
 	listStart := c.Msgs[0].Span.Start
-	fixed := c.BodyBytes - (c.Msgs[len(c.Msgs)-1].Span.End - listStart)
+	fixed := c.HeadBytes()
 	for g := range groups {
 		m := cutMessage(c, groups, g)
 		if m < len(c.Msgs) {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
 	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 	"github.com/toolproc/toolproc/filters/pipeline"
@@ -459,4 +462,53 @@ func resultText(r wire.ToolResult) string {
 		return longestString(r.JSON[0].Raw)
 	}
 	return ""
+}
+
+// A client may stream one request and not the next, or change max_tokens
+// between turns: the conversation is the same, so the rewrite of its
+// messages must be too, or every switch breaks the cached prefix. The
+// estimate counts the prompt, not the request's parameters.
+func TestRewriteIgnoresRequestParameters(t *testing.T) {
+	outs := results(30, 6000, func(i int) bool { return i%4 == 0 })
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			for n := 4; n <= len(outs); n++ {
+				body := wiretest.Request(d, outs[:n]...)
+				padded, err := sjson.SetBytes(body, "stream", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				padded, _ = sjson.SetBytes(padded, "max_tokens", 64000)
+				padded, _ = sjson.SetBytes(padded, "metadata", map[string]string{"user_id": strings.Repeat("u", 200)})
+				a, _ := wire.Parse(d, body)
+				b, _ := wire.Parse(d, padded)
+				if Estimate(a) != Estimate(b) {
+					t.Fatalf("%d turns: estimate %d without parameters, %d with", n, Estimate(a), Estimate(b))
+				}
+				// A window this conversation crosses about half-way, so
+				// that steps happen on some turns.
+				w := len(wiretest.Request(d, outs...)) / 4 / 2
+				opts := Options{Window: func(string) int { return w }, TriggerShare: 0.6, TargetShare: 0.35}
+				plain, f1 := runTiers(t, d, body, opts, Env{})
+				withParams, f2 := runTiers(t, d, padded, opts, Env{})
+				if f1.Stats.Step != f2.Stats.Step || f1.Stats.Summarized != f2.Stats.Summarized || f1.Stats.Middle != f2.Stats.Middle {
+					t.Fatalf("%d turns: %+v without parameters, %+v with", n, f1.Stats, f2.Stats)
+				}
+				ma, mb := gjson.GetBytes(plain, listKey(d)).Raw, gjson.GetBytes(withParams, listKey(d)).Raw
+				if ma != mb {
+					t.Fatalf("%d turns: the messages differ with request parameters", n)
+				}
+			}
+		})
+	}
+}
+
+func listKey(d wire.Dialect) string {
+	switch d {
+	case wire.OpenAIResponses:
+		return "input"
+	case wire.Gemini:
+		return "contents"
+	}
+	return "messages"
 }

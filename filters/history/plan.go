@@ -45,9 +45,10 @@ type plan struct {
 
 // sizes lists, for every message a request ends with (the last one, and
 // each one the model answered), the estimated bytes of the request that
-// ended there: the
-// bytes outside the message list, the messages up to it, less the thinking
-// blocks the provider drops from earlier turns. It is a pure function of
+// ended there: the prompt outside the message list (tools, system), the
+// messages up to it, less the thinking blocks the provider drops from
+// earlier turns. Request parameters are left out, so a conversation
+// estimates the same whether this request streams or not. It is a pure function of
 // the request, and every earlier request of an append-only conversation is
 // one of these prefixes, so it sees the same sizes.
 func sizes(c *wire.Conversation) (points []point) {
@@ -55,7 +56,7 @@ func sizes(c *wire.Conversation) (points []point) {
 		return nil
 	}
 	listStart := c.Msgs[0].Span.Start
-	fixed := c.BodyBytes - (c.Msgs[len(c.Msgs)-1].Span.End - listStart)
+	fixed := c.HeadBytes()
 	thinking, dropped := 0, 0
 	for m, msg := range c.Msgs {
 		if msg.Prompt {

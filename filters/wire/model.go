@@ -439,3 +439,31 @@ func gjsonPathIf(root gjson.Result, keys ...string) string {
 	}
 	return ""
 }
+
+// HeadBytes is the size of the prompt outside the message list: the tools
+// and a system prompt held in its own field, the part every cached prefix
+// starts with. Request parameters (stream, max_tokens, temperature,
+// metadata) are not counted: they are no prompt, and a client that
+// streams one request and not the next must see the same estimate for the
+// same conversation.
+func (c *Conversation) HeadBytes() int {
+	n := 0
+	for _, p := range []string{c.ToolsPath, c.SystemPath} {
+		if p == "" || inList(p) {
+			continue
+		}
+		n += len(c.top()(p).Raw)
+	}
+	return n
+}
+
+// inList: a system prompt that is one of the messages (Chat's system
+// role, a Responses developer item) is counted with them.
+func inList(path string) bool {
+	for _, l := range []string{"messages.", "input.", "contents."} {
+		if strings.HasPrefix(path, l) {
+			return true
+		}
+	}
+	return false
+}

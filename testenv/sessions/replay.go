@@ -11,6 +11,7 @@ import (
 	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/wire"
 	"github.com/toolproc/toolproc/filters/wire/wiretest"
+	"github.com/toolproc/toolproc/testenv/promptcache"
 )
 
 // Rewrite is the request rewrite under test: the body a client sent to
@@ -22,16 +23,38 @@ type Rewrite func(path string, body []byte) (out []byte, tiers history.Stats, er
 type Ladder func(path string, body []byte) []byte
 
 // Prices of the prompt-cache models, relative to an uncached input token.
-// Anthropic: cache reads 0.1×, cache writes 1.25× (5-minute cache), and a
-// request writes everything past the cached prefix
-// (docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing).
-// OpenAI: cached input at 0.5× (the discount of its first cached models;
-// newer ones give more), nothing extra to write
-// (platform.openai.com/docs/guides/prompt-caching).
+// Anthropic: cache reads 0.1×, cache writes 1.25× (5-minute cache)
+// (docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing),
+// and only the prefixes a breakpoint wrote are cached: the replay sets
+// them where Claude Code does (the head and the newest message) unless the
+// body has its own. OpenAI: every prefix cached automatically, cached
+// input at 0.5× (the discount of its first cached models; newer ones give
+// more), nothing extra to write
+// (platform.openai.com/docs/guides/prompt-caching). The rules are the
+// fake upstream's (promptcache), so a replay predicts what the Ledger
+// bills.
 const (
 	anthropicRead, anthropicWrite = 0.10, 1.25
-	openAIRead, openAIWrite       = 0.50, 1.00
+	openAIRead                    = 0.50
 )
+
+// pricer bills one session's requests under both cache models.
+type pricer struct{ a, o promptcache.Cache }
+
+// price returns a request's cost in input-token equivalents under the
+// Anthropic and the OpenAI cache models.
+func (p *pricer) price(d wire.Dialect, body []byte) (costA, costO float64) {
+	us := promptcache.Units(d, body)
+	o := p.o.Charge(wire.OpenAIChat, us)
+	costO = float64(o.Input) + openAIRead*float64(o.Read+o.Write)
+	head := promptcache.HeadUnits(d, body)
+	if d == wire.OpenAIChat && gjson.GetBytes(body, "messages.0.role").String() == "system" {
+		head++ // Chat's system prompt is its first message
+	}
+	a := p.a.Charge(wire.Anthropic, promptcache.MarkLikeClaudeCode(us, head))
+	costA = float64(a.Input) + anthropicRead*float64(a.Read) + anthropicWrite*float64(a.Write)
+	return costA, costO
+}
 
 // Result is one session replayed in one dialect.
 type Result struct {
@@ -98,7 +121,8 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep i
 		reqs, path = s.OpenAI, "/v1/chat/completions"
 	}
 	res.Requests = len(reqs)
-	var prevRaw, prevOut [][]byte
+	var prevOut [][]byte
+	var rawBill, outBill pricer
 	rawOver, outOver, ladderOver := false, false, false
 	lastStep, lastStepSize := 0, 0
 	for _, raw := range reqs {
@@ -142,18 +166,20 @@ func Replay(s Session, d wire.Dialect, rw Rewrite, ladder Ladder, window, keep i
 		if !ladderOver {
 			res.OutFitLadder++
 		}
-		rs, os := segments(d, raw), segments(d, out)
-		res.RawCostA += cost(prevRaw, rs, anthropicRead, anthropicWrite)
-		res.RawCostO += cost(prevRaw, rs, openAIRead, openAIWrite)
-		res.OutCostA += cost(prevOut, os, anthropicRead, anthropicWrite)
-		res.OutCostO += cost(prevOut, os, openAIRead, openAIWrite)
+		os := segments(d, out)
+		ra, ro := rawBill.price(d, raw)
+		oa, oo := outBill.price(d, out)
+		res.RawCostA += ra
+		res.RawCostO += ro
+		res.OutCostA += oa
+		res.OutCostO += oo
 		if prevOut != nil && common(prevOut, os) < len(prevOut) {
 			res.Breaks++
 			if step == lastStep {
 				res.BreaksOffStep++
 			}
 		}
-		prevRaw, prevOut = rs, os
+		prevOut = os
 		if step > lastStep {
 			// Steps must be at least a quarter of the window apart in the
 			// conversation's growth (window tokens × 4 bytes / 4), unless the
@@ -214,24 +240,6 @@ func common(a, b [][]byte) int {
 		n++
 	}
 	return n
-}
-
-// cost prices one request given the one before it: the shared prefix is
-// read from the cache, the rest written (Anthropic) or sent (OpenAI).
-func cost(prev, cur [][]byte, read, write float64) float64 {
-	k := 0
-	if prev != nil {
-		k = common(prev, cur)
-	}
-	cached, rest := 0, 0
-	for i, s := range cur {
-		if i < k {
-			cached += len(s)
-		} else {
-			rest += len(s)
-		}
-	}
-	return (read*float64(cached) + write*float64(rest)) / 4
 }
 
 // pairing counts broken tool pairs: a result or call missing, moved or
