@@ -96,8 +96,10 @@ func walkRaw(t *testing.T, body []byte, n node, w gjson.Result, valid bool) {
 		if valid && (n.Type != it.w.Type || n.Raw != it.w.Raw) {
 			t.Fatalf("node %v %q, gjson %v %q", n.Type, n.Raw, it.w.Type, it.w.Raw)
 		}
-		var want []gjson.Result // gjson's children: key, value pairs
-		if valid && it.w.Type == gjson.JSON { // gjson's ForEach over a scalar visits the scalar
+		// gjson's children as key, value pairs (its ForEach over a scalar
+		// visits the scalar itself, so only containers have any).
+		var want []gjson.Result
+		if valid && it.w.Type == gjson.JSON {
 			it.w.ForEach(func(k, v gjson.Result) bool { want = append(want, k, v); return true })
 		}
 		calls, k := 0, 0
