@@ -54,7 +54,7 @@ type valuesCase struct {
 
 var gatewayMode = `
 mode: gateway
-replayURL: http://envoy-llm-gateway-replay.envoy-gateway-system.svc.cluster.local:8081
+replayURL: http://llm-gateway-replay.envoy-gateway-system.svc.cluster.local:8081
 `
 
 var valuesCases = []valuesCase{
@@ -586,10 +586,12 @@ func checkExtensionPolicy(o object, svc string, r *release) []string {
 			probs = append(probs, fmt.Sprintf("%s: request body mode must be Buffered (toolproc answers whole requests)", o))
 		}
 	}
-	// The replay listener must stay free of the extension: the policy names one listener.
+	// The policy names the agents' listener: a listener added to that Gateway later does not
+	// silently run toolproc, and the replay Gateway never does (files_test.go checks that it
+	// is the only way round toolproc and is not public).
 	for _, ref := range asList(dig(o.doc, "spec", "targetRefs")) {
 		if digString(ref, "sectionName") == "" {
-			probs = append(probs, fmt.Sprintf("%s: targets the whole Gateway, so the replay listener would run toolproc too", o))
+			probs = append(probs, fmt.Sprintf("%s: targets every listener of Gateway %s, not the agents' listener", o, digString(ref, "name")))
 		}
 	}
 	return probs

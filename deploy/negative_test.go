@@ -104,7 +104,7 @@ func TestValidationCatchesBrokenObjects(t *testing.T) {
 		{name: "Envoy Gateway unknown field", values: everything, kind: "EnvoyExtensionPolicy",
 			replace: [2]string{`"messageTimeout"`, `"messageTimout"`}, want: `unknown field "spec.extProc[0].messageTimout"`},
 		{name: "Envoy Gateway policy on the whole Gateway", values: everything, kind: "EnvoyExtensionPolicy",
-			replace: [2]string{`,"sectionName":"llm"`, ``}, want: "replay listener would run toolproc too"},
+			replace: [2]string{`,"sectionName":"llm"`, ``}, want: "not the agents' listener"},
 		{name: "Envoy Gateway backendRef to another port", values: everything, kind: "EnvoyExtensionPolicy",
 			replace: [2]string{`"port":50051`, `"port":9000`}, want: "is not toolproc's gRPC port"},
 		{name: "Envoy Gateway buffer above the gRPC limit", values: everything, kind: "ClientTrafficPolicy",

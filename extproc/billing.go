@@ -119,7 +119,7 @@ func removedTokens(bytesRemoved, bytesSent int, prompt int64) int64 {
 // was not processed). Called when the answer's body ends, and again (a
 // no-op then) when the stream closes, for answers that never ended.
 func (x *exchange) finish() *structpb.Struct {
-	if x.finished || !x.process || x.report == nil {
+	if x.finished || !x.process || x.rewrite.report == nil {
 		return nil
 	}
 	x.finished = true
@@ -134,21 +134,21 @@ func (x *exchange) finish() *structpb.Struct {
 			m.UsageTokens.WithLabelValues(p, d, usage.Kinds[i]).Add(float64(n))
 		}
 	}
-	if x.tierStep > 0 && u.CacheWrite > 0 {
+	if x.rewrite.tierStep > 0 && u.CacheWrite > 0 {
 		m.TierCacheWrite.WithLabelValues(p, d).Add(float64(u.CacheWrite))
 	}
 	rc := x.receipt()
-	removed := removedTokens(rc.BytesRemoved, x.report.BytesOut, rate)
+	removed := removedTokens(rc.BytesRemoved, x.rewrite.report.BytesOut, rate)
 	if removed > 0 {
 		m.RemovedTokens.WithLabelValues(p, d).Add(float64(removed))
 	}
 	rec := exchangeAudit{
-		Kind: "exchange", RequestID: getHeader(x.reqHeaders, "x-request-id"),
-		Dialect: d, Profile: p, Model: x.model, Tenant: x.tenant,
-		Results: x.report.Results, Compressed: rc.Compressed, Clamped: rc.Clamped, Tiered: rc.Tiered,
-		BytesIn: x.report.BytesIn, BytesOut: x.report.BytesOut, BytesRemoved: rc.BytesRemoved,
+		Kind: "exchange", RequestID: getHeader(x.rewrite.reqHeaders, "x-request-id"),
+		Dialect: d, Profile: p, Model: x.rewrite.model, Tenant: x.rewrite.tenant,
+		Results: x.rewrite.report.Results, Compressed: rc.Compressed, Clamped: rc.Clamped, Tiered: rc.Tiered,
+		BytesIn: x.rewrite.report.BytesIn, BytesOut: x.rewrite.report.BytesOut, BytesRemoved: rc.BytesRemoved,
 		TokensRemoved: removed, References: rc.References, Step: rc.Step, Rung: rc.Rung,
-		Expansions: x.loops, Replays: len(x.bill.readers) - min(len(x.bill.readers), x.answerWatched()),
+		Expansions: x.expansion.loops, Replays: len(x.bill.readers) - min(len(x.bill.readers), x.answerWatched()),
 		UsageOutcome: outcome, Receipt: rc.String(),
 	}
 	if outcome != "" {

@@ -105,7 +105,7 @@ func TestUsageReadAsItPasses(t *testing.T) {
 			// Removed bytes on the bill's scale: 4420 prompt tokens for the bytes sent.
 			rm := testutil.ToFloat64(s.metrics.RemovedTokens.WithLabelValues("default", "anthropic"))
 			rc := x.receipt()
-			if want := float64(int64(float64(rc.BytesRemoved) * 4420 / float64(x.report.BytesOut))); rm != want || rm == 0 {
+			if want := float64(int64(float64(rc.BytesRemoved) * 4420 / float64(x.rewrite.report.BytesOut))); rm != want || rm == 0 {
 				t.Fatalf("removed tokens %v, want %v", rm, want)
 			}
 			if x.finish() != nil {

@@ -248,8 +248,8 @@ func (x *exchange) recordCompression(rr requestRewrite) {
 		x.log.Warn("shadow store failed; compression degraded to the clamp for this request",
 			"errors", cf.Stats.StoreErrors)
 	}
-	x.compressed = cf.Stats.References
-	x.srv.audit.write(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, cf.Decisions)
+	x.rewrite.compressed = cf.Stats.References
+	x.srv.audit.write(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.rewrite.model, Tenant: x.rewrite.tenant}, cf.Decisions)
 }
 
 // TiersHeader tells the client (and access logs) which tier step the
@@ -263,7 +263,7 @@ func (x *exchange) recordTiers(hf *history.Filter) {
 		return
 	}
 	st, d, m := hf.Stats, string(x.dialect), x.srv.metrics
-	x.tierStep = st.Step
+	x.rewrite.tierStep = st.Step
 	m.TierRewrites.WithLabelValues(d).Inc()
 	m.TierBytes.WithLabelValues(d).Add(float64(st.BytesCleared))
 	m.TierStep.WithLabelValues(d).Observe(float64(st.Step))
@@ -273,7 +273,7 @@ func (x *exchange) recordTiers(hf *history.Filter) {
 	x.log.Info("tool history tiered", "step", st.Step, "summarized", st.Summarized, "inputs", st.Inputs,
 		"middle", st.Middle, "kept_whole", st.KeptWhole, "forced", st.Urgent,
 		"flattened", st.Flattened, "bytes_cleared", st.BytesCleared, "estimated_bytes", st.EstimatedBytes, "store_errors", st.StoreErrors)
-	x.srv.audit.writeTiers(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.model, Tenant: x.tenant}, tierAudit{
+	x.srv.audit.writeTiers(auditRecord{Dialect: d, Profile: x.profile.name, Model: x.rewrite.model, Tenant: x.rewrite.tenant}, tierAudit{
 		Step: st.Step, Summarized: st.Summarized, Inputs: st.Inputs, Flattened: st.Flattened, BytesCleared: st.BytesCleared, EstimatedBytes: st.EstimatedBytes,
 		Middle: st.Middle, KeptWhole: st.KeptWhole, Forced: st.Urgent,
 	})

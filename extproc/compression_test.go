@@ -97,7 +97,7 @@ func TestClientsOwnExpandToolDisablesCompression(t *testing.T) {
 	if out == "" {
 		out = string(body) // unchanged
 	}
-	if strings.Contains(out, "toolproc shadow_id") || strings.Count(out, `"expand_context"`) != 1 || x.expandable {
+	if strings.Contains(out, "toolproc shadow_id") || strings.Count(out, `"expand_context"`) != 1 || x.expansion.expandable {
 		t.Fatal("compressed with references although the client owns expand_context")
 	}
 }

@@ -99,8 +99,11 @@ type ServerConfig struct {
 	// replay to any other path is refused: the gRPC port is a trust
 	// boundary (README "Security").
 	ReplayPathPrefixes []string `json:"replay_path_prefixes"`
-	// ReplayAuthorities, when set, are the only :authority values a replay
-	// may carry (lower-case); empty allows any.
+	// ReplayAuthorities are the :authority values a replay forwards as the
+	// client sent them (lower-case; "*" = any). Empty, the default, forwards
+	// none: replays carry replay_url's authority, so a gRPC peer cannot pick
+	// the replay listener's virtual host. When set, a replay to an
+	// authority not listed is refused.
 	ReplayAuthorities []string `json:"replay_authorities"`
 	// MaxMessageTimeout mirrors the ext_proc filter's max_message_timeout:
 	// before a replay outside FULL_DUPLEX_STREAMED toolproc asks Envoy to
@@ -502,6 +505,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ReplayTimeout <= 0 {
 		bad("server.replay_timeout", "must be positive")
+	}
+	for _, a := range c.Server.ReplayAuthorities {
+		if a == "" || a != strings.ToLower(a) || strings.ContainsAny(a, "/?#@ \t") || a == anyAuthority && len(c.Server.ReplayAuthorities) > 1 {
+			bad("server.replay_authorities", "%q must be a lower-case host[:port], or \"*\" alone", a)
+		}
 	}
 	for _, p := range c.Server.ReplayPathPrefixes {
 		if p != "" && (!strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#")) {

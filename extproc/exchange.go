@@ -2,7 +2,6 @@ package extproc
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -21,8 +20,12 @@ import (
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
-// exchange is the state of one HTTP request/response pair: one ext_proc
-// stream. It is used by one goroutine only.
+// exchange is one HTTP request/response pair: one ext_proc stream. It
+// holds what Envoy told it about the exchange and composes the concerns,
+// each owning its state: the request rewrite (rewrite_state.go), answering
+// expand_context (expansion_state.go), overflow recovery
+// (recovery_state.go) and the bill (billing.go). It is used by one
+// goroutine only.
 type exchange struct {
 	srv     *Server
 	profile *compiledProfile
@@ -36,56 +39,25 @@ type exchange struct {
 	endpoint          wire.Endpoint
 	dialect           wire.Dialect
 	process           bool // an LLM request this profile rewrites
+	bypass            bool // the request opted out (x-toolproc-bypass)
 	path              string
 
 	req  bodyStream
 	resp bodyStream
 
-	// Filled by the request rewrite, sent as dynamic metadata.
-	report *pipeline.Report
+	extended [2]bool // override_message_timeout sent, per direction
+	// send writes a response at once, ahead of handle's return value;
+	// Process sets it. Used for continuation bytes and timer extensions.
+	send func(*extprocv3.ProcessingResponse) error
 
-	// What the client asked for, read from the request body; nil until then.
-	clientAsk *wire.ClientAsk
-
-	// For answering expand_context: the request's headers as Envoy gave
-	// them (credentials included; never logged), the caller's tenant, the
-	// body last sent upstream, and whether it offered expand_context.
-	reqHeaders *corev3.HeaderMap
-	tenant     string
-	keys       shadow.Keyring // derives this tenant's shadow ids
-	// refs: this exchange may write shadow references (a store, the
-	// deployment secret, and a caller who is not Anonymous).
-	refs         bool
-	upstreamBody []byte
-	expandable   bool
-	loops        int
-	compressed   int     // results that carry a shadow reference
-	tierStep     int     // the tiers' step for this request, 0 when they did not act
-	model        string  // for the audit log
-	extended     [2]bool // override_message_timeout sent, per direction
-
-	// Overflow recovery: the client's own request body (rungs that keep
-	// originals start from it), rungs already used, and a FULL_DUPLEX error
-	// answer held until its body is classified.
-	clientBody []byte
-	rungsUsed  map[string]bool
-	// sent holds a digest of every body sent upstream in this exchange: a
-	// rung that would send one of them again is skipped, no replay.
-	sent    map[[sha256.Size]byte]bool
-	gate    bool // the answer runs through an overflow gate
-	replays int
-	held    *heldError
+	rewrite   rewriteState
+	expansion expansionState
+	recovery  recoveryState
 
 	// What the provider billed, read from the answer and the replays, and
 	// whether the exchange's end was recorded (billing.go).
 	bill     billing
 	finished bool
-	bypass   bool   // the request opted out (x-toolproc-bypass)
-	rung     string // the recovery rung whose replay answered
-
-	// send writes a response at once, ahead of handle's return value;
-	// Process sets it. Used for continuation bytes and timer extensions.
-	send func(*extprocv3.ProcessingResponse) error
 }
 
 // extprocv3FullDuplex is the mode in which answers are M:N and no message
@@ -165,12 +137,12 @@ func (x *exchange) dispatch(m *extprocv3.ProcessingRequest) []*extprocv3.Process
 		}
 		return nil
 	case *extprocv3.ProcessingRequest_ResponseBody:
-		if x.held != nil {
+		if x.recovery.held != nil {
 			return x.onHeldErrorBody(r.ResponseBody)
 		}
 		return x.resp.onBody(r.ResponseBody)
 	case *extprocv3.ProcessingRequest_ResponseTrailers:
-		if x.held != nil {
+		if x.recovery.held != nil {
 			return append(x.finishHeldError(false), trailersResponse(dirResponse))
 		}
 		return x.resp.onTrailers()
@@ -217,7 +189,7 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 		x.passThroughRequest(reasonSigV4, "SigV4-signed request passed through (profile sigv4: skip)")
 	default:
 		x.process = true
-		x.reqHeaders = hm
+		x.rewrite.reqHeaders = hm
 	}
 
 	cr := &extprocv3.CommonResponse{}
@@ -262,7 +234,7 @@ func (x *exchange) onRequestHeaders(h *extprocv3.HttpHeaders) *extprocv3.Process
 func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
 	cr := &extprocv3.CommonResponse{}
 	resp := headersResponse(dirResponse, cr)
-	if !x.process || x.clientAsk == nil || h.GetEndOfStream() {
+	if !x.process || x.rewrite.clientAsk == nil || h.GetEndOfStream() {
 		return resp
 	}
 	hm := h.GetHeaders()
@@ -281,8 +253,8 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	x.releaseBodies()
 	x.watchAnswer(ct)
 	mutation := &extprocv3.HeaderMutation{}
-	if x.tierStep > 0 {
-		mutation.SetHeaders = append(mutation.SetHeaders, setHeader(TiersHeader, strconv.Itoa(x.tierStep)))
+	if x.rewrite.tierStep > 0 {
+		mutation.SetHeaders = append(mutation.SetHeaders, setHeader(TiersHeader, strconv.Itoa(x.rewrite.tierStep)))
 	}
 	if !ok {
 		if len(mutation.SetHeaders) > 0 {
@@ -343,19 +315,19 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 // GateDecided), the body last sent upstream only expansions (review
 // finding 21: both were held for the whole, possibly minutes-long, answer).
 func (x *exchange) releaseBodies() {
-	if x.gate {
+	if x.recovery.gate {
 		return // the gate's rungs start from both
 	}
-	x.clientBody = nil
-	if !x.expandable {
-		x.upstreamBody = nil
+	x.recovery.clientBody = nil
+	if !x.expansion.expandable {
+		x.rewrite.upstreamBody = nil
 	}
 }
 
 // GateDecided implements stream.GateDecider: the stream did not open with
 // an overflow (or was recovered), so no rung will run again.
 func (x *exchange) GateDecided() {
-	x.gate = false
+	x.recovery.gate = false
 	x.releaseBodies()
 }
 
@@ -366,9 +338,9 @@ func (x *exchange) planSuccess(ct string) (stream.Repair, bool) {
 	var repair stream.Repair
 	var ok bool
 	if x.profile.Stream.Normalize {
-		repair, ok = stream.PlanRepair(x.dialect, ct, *x.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
+		repair, ok = stream.PlanRepair(x.dialect, ct, *x.rewrite.clientAsk, stream.Options{XMLToolCalls: x.profile.Stream.XMLToolCalls})
 	}
-	if x.expandable {
+	if x.expansion.expandable {
 		repair, ok = x.planExpansion(ct, repair, ok)
 	}
 	if x.recoverable() && stream.IsSSE(ct) && repair.Whole == nil {
@@ -376,7 +348,7 @@ func (x *exchange) planSuccess(ct string) (stream.Repair, bool) {
 		if x.resp.known && x.resp.mode == extprocv3FullDuplex {
 			emit = x.emitResponse
 		}
-		x.gate = true
+		x.recovery.gate = true
 		action := repair.Action
 		if action == "" {
 			action = "stream_gated"
@@ -408,21 +380,21 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	conv, perr := wire.ParseEndpoint(x.endpoint, body)
 	if perr == nil {
 		ask := conv.Ask(x.endpoint)
-		x.clientAsk = &ask
+		x.rewrite.clientAsk = &ask
 	} else if ask, ok := wire.AskOf(x.endpoint, body); ok {
 		// Valid JSON the pipeline refuses (duplicate keys): the answer is
 		// still read as the client asked.
-		x.clientAsk = &ask
+		x.rewrite.clientAsk = &ask
 	}
 	var store shadow.Store
 	if x.referencesAllowed() {
 		store = x.srv.store
 	}
 	ask := wire.ClientAsk{}
-	if x.clientAsk != nil {
-		ask = *x.clientAsk
+	if x.rewrite.clientAsk != nil {
+		ask = *x.rewrite.clientAsk
 	}
-	ctx := withRequestDialect(withRequestHeaders(x.ctx, x.reqHeaders), string(x.dialect))
+	ctx := withRequestDialect(withRequestHeaders(x.ctx, x.rewrite.reqHeaders), string(x.dialect))
 	if x.profile.Compress.Enabled && (x.profile.Compress.Strategy == "llm" || x.profile.Compress.FallbackStrategy == "llm") {
 		// Summaries take seconds; the request body's message timer must
 		// allow them, and all of them together get one budget, inside the
@@ -463,13 +435,13 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.log.Warn("request body passed through unchanged", "reason", reason, "error", err.Error(), "bytes", len(body))
 		return body, false, nil
 	}
-	x.model = rep.Model
-	x.clientBody = body
-	x.markSent(out)
+	x.rewrite.model = rep.Model
+	x.recovery.clientBody = body
+	x.rewrite.markSent(out)
 	x.recordCompression(rr)
-	x.expandable = rr.injected
-	x.upstreamBody = out
-	x.report = &rep
+	x.expansion.expandable = rr.injected
+	x.rewrite.upstreamBody = out
+	x.rewrite.report = &rep
 	m.BodyBytes.WithLabelValues("request", "out").Add(float64(len(out)))
 	m.ToolResults.WithLabelValues(d, "seen").Add(float64(rep.Results))
 	if rr.shaped != nil {
@@ -486,7 +458,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	}
 	if !rep.Changed() && !rr.injected && (rr.shaped == nil || !rr.shaped.Changed) {
 		m.Requests.WithLabelValues(d, x.profile.name, outcomeUnchanged).Inc()
-		x.upstreamBody = body
+		x.rewrite.upstreamBody = body
 		return body, false, nil
 	}
 	var before, after int
@@ -501,14 +473,6 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 	x.log.Info("request rewritten", "tool_results", rep.Results, "changed", len(rep.Changes),
 		"bytes_in", rep.BytesIn, "bytes_out", rep.BytesOut)
 	return out, true, nil
-}
-
-// markSent records that body went upstream.
-func (x *exchange) markSent(body []byte) {
-	if x.sent == nil {
-		x.sent = map[[sha256.Size]byte]bool{}
-	}
-	x.sent[sha256.Sum256(body)] = true
 }
 
 // passThroughRequest leaves this exchange alone, counted and logged once.
@@ -536,19 +500,19 @@ func (x *exchange) referencesAllowed() bool {
 	if !ok {
 		return false
 	}
-	x.keys = keys
-	x.tenant = keys.Tenant(headerMap(x.reqHeaders), x.srv.cfg.Store.TenantHeader)
-	if x.tenant == shadow.Anonymous {
+	x.rewrite.keys = keys
+	x.rewrite.tenant = keys.Tenant(headerMap(x.rewrite.reqHeaders), x.srv.cfg.Store.TenantHeader)
+	if x.rewrite.tenant == shadow.Anonymous {
 		x.srv.metrics.Compress.WithLabelValues(string(x.dialect), "skipped_anonymous").Inc()
 		return false
 	}
-	x.refs = true
+	x.rewrite.refs = true
 	return true
 }
 
 // refEnv is what the compress step needs to write this caller's references.
 func (x *exchange) refEnv() shadow.Env {
-	return shadow.Env{Ctx: x.ctx, Tenant: x.tenant, Keys: x.keys}
+	return shadow.Env{Ctx: x.ctx, Tenant: x.rewrite.tenant, Keys: x.rewrite.keys}
 }
 
 func (x *exchange) gaveUp(reason string) {
@@ -559,10 +523,10 @@ func (x *exchange) gaveUp(reason string) {
 // dynamicMetadata is what Envoy access logs can print as
 // %DYNAMIC_METADATA(toolproc:bytes_saved)%.
 func (x *exchange) dynamicMetadata() *structpb.Struct {
-	if x.report == nil {
+	if x.rewrite.report == nil {
 		return nil
 	}
-	r := x.report
+	r := x.rewrite.report
 	fields := map[string]any{
 		"dialect":            string(x.dialect),
 		"profile":            x.profile.name,
@@ -571,9 +535,9 @@ func (x *exchange) dynamicMetadata() *structpb.Struct {
 		"bytes_saved":        float64(r.BytesIn - r.BytesOut),
 		"tool_results":       float64(r.Results),
 		"results_changed":    float64(len(r.Changes)),
-		"results_compressed": float64(x.compressed),
-		"expand_loops":       float64(x.loops),
-		"tier_step":          float64(x.tierStep),
+		"results_compressed": float64(x.rewrite.compressed),
+		"expand_loops":       float64(x.expansion.loops),
+		"tier_step":          float64(x.rewrite.tierStep),
 		"receipt":            x.receipt().String(),
 	}
 	inner, err := structpb.NewStruct(fields)

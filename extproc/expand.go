@@ -36,26 +36,26 @@ const storeLookupTimeout = 2 * time.Second
 // answers t's expand_context calls from the store, appends the model's turn
 // and the answers to the request last sent upstream, and replays that
 // through Envoy's replay listener with the original request's headers. It
-// returns the continuation's answer body, or ok=false (loop limit, replay
-// failure, non-200 answer) and the caller ends the answer without the
-// phantom calls.
-func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
+// returns the continuation's answer body, or an error (loop limit, replay
+// failure, non-200 answer, each counted and logged here) and the caller
+// ends the answer without the phantom calls.
+func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, error) {
 	d := string(x.dialect)
 	m := x.srv.metrics
 	m.Expansions.WithLabelValues(d, "requested").Add(float64(len(t.Calls)))
-	if x.loops >= x.profile.Expand.MaxLoops {
+	if x.expansion.loops >= x.profile.Expand.MaxLoops {
 		m.Expansions.WithLabelValues(d, "loop_limit").Inc()
 		x.log.Warn("expand_context loop limit reached; answer delivered without the phantom calls",
 			"max_loops", x.profile.Expand.MaxLoops)
-		return nil, false
+		return nil, errExpandLoopLimit
 	}
-	x.loops++
+	x.expansion.loops++
 	results := make([]wire.ExpandResult, len(t.Calls))
 	for i, c := range t.Calls {
 		text, found := x.lookup(c.ID)
 		results[i] = wire.ExpandResult{Call: c, Text: x.fitExpansion(text, found, c, len(t.Calls))}
 	}
-	next, err := wire.Continue(x.dialect, x.upstreamBody, t, results)
+	next, err := wire.Continue(x.dialect, x.rewrite.upstreamBody, t, results)
 	if err == nil && x.profile.tiers.Flatten == history.FlattenAll {
 		// The gateway behind takes no structured tool history: the
 		// expand_context call and its result go as text like the rest.
@@ -64,27 +64,30 @@ func (x *exchange) Continue(t wire.Turn) (io.ReadCloser, bool) {
 	if err != nil {
 		m.Expansions.WithLabelValues(d, "replay_failed").Inc()
 		x.log.Warn("expand_context continuation could not be built", "error", err.Error())
-		return nil, false
+		return nil, fmt.Errorf("expand_context continuation: %w", err)
 	}
 	x.extendTimeout()
-	resp, err := x.srv.replay.Do(x.ctx, Replay{Purpose: replayPurposeExpand, Headers: x.reqHeaders, Body: next})
+	resp, err := x.srv.replay.Do(x.ctx, Replay{Purpose: replayPurposeExpand, Headers: x.rewrite.reqHeaders, Body: next})
 	if err != nil {
 		m.Expansions.WithLabelValues(d, "replay_failed").Inc()
-		x.log.Warn("expand_context replay failed", "error", err.Error(), "loop", x.loops)
-		return nil, false
+		x.log.Warn("expand_context replay failed", "error", err.Error(), "loop", x.expansion.loops)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		m.Expansions.WithLabelValues(d, "replay_failed").Inc()
-		x.log.Warn("expand_context replay answered an error", "status", resp.StatusCode, "loop", x.loops)
-		return nil, false
+		x.log.Warn("expand_context replay answered an error", "status", resp.StatusCode, "loop", x.expansion.loops)
+		return nil, fmt.Errorf("expand_context replay answered %d", resp.StatusCode)
 	}
-	x.upstreamBody = next
+	x.rewrite.upstreamBody = next
 	x.watchReplay(resp)
-	x.log.Info("expand_context answered", "calls", len(t.Calls), "loop", x.loops)
-	return resp.Body, true
+	x.log.Info("expand_context answered", "calls", len(t.Calls), "loop", x.expansion.loops)
+	return resp.Body, nil
 }
+
+// errExpandLoopLimit: the exchange sent expand.max_loops continuations.
+var errExpandLoopLimit = errors.New("expand_context loop limit reached")
 
 // expandPageNote says which lines of an original an expansion holds when
 // it is not the whole of it, and how to ask for the next part.
@@ -105,7 +108,7 @@ func (x *exchange) fitExpansion(text string, found bool, c wire.ExpandCall, call
 		return text
 	}
 	rp := x.profile.Recovery
-	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), x.profile.Expand.ContextShare)
+	budget := overflow.ShareBytes(overflow.Window(x.rewrite.model, x.srv.windows(rp), rp.DefaultWindow), x.profile.Expand.ContextShare)
 	budget = max(budget/max(calls, 1), 4096)
 	if c.Offset <= 1 && c.Limit == 0 && len(text) <= budget {
 		return text
@@ -168,7 +171,7 @@ const (
 func (x *exchange) lookup(id string) (string, bool) {
 	d := string(x.dialect)
 	m := x.srv.metrics
-	if !x.refs {
+	if !x.rewrite.refs {
 		// No references were written for this caller: nothing is theirs.
 		m.Expansions.WithLabelValues(d, "not_found").Inc()
 		return fmt.Sprintf(notFoundText, id), false
@@ -179,7 +182,7 @@ func (x *exchange) lookup(id string) (string, bool) {
 	}
 	ctx, cancel := context.WithTimeout(x.ctx, storeLookupTimeout)
 	defer cancel()
-	v, err := x.srv.store.Get(ctx, x.tenant, shadow.Original, id)
+	v, err := x.srv.store.Get(ctx, x.rewrite.tenant, shadow.Original, id)
 	switch {
 	case err == nil:
 		m.Expansions.WithLabelValues(d, "resolved").Inc()
@@ -205,8 +208,8 @@ func (x *exchange) expandJSON(body []byte) ([]byte, bool) {
 		if err != nil || len(t.Calls) == 0 {
 			return answer, changed
 		}
-		rc, ok := x.Continue(t)
-		if !ok {
+		rc, err := x.Continue(t)
+		if err != nil {
 			return x.withoutExpansions(answer, changed)
 		}
 		next, err := readReplay(rc, maxContinuationBytes)
@@ -258,7 +261,7 @@ func (x *exchange) planExpansion(ct string, repair stream.Repair, planned bool) 
 	switch {
 	case stream.IsSSE(ct):
 		newInner := func() stream.Normalizer {
-			r, ok := stream.PlanRepair(x.dialect, ct, *x.clientAsk, opts)
+			r, ok := stream.PlanRepair(x.dialect, ct, *x.rewrite.clientAsk, opts)
 			if !ok || r.Stream == nil {
 				return nil
 			}

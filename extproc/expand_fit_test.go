@@ -37,7 +37,7 @@ func TestExpansionIsFittedToTheWindow(t *testing.T) {
 	x := newTestExchange(s)
 	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeBuffered, "authorization", "Bearer sk-expand-fit-0123456789"))
 	x.handle(reqBody(openAIBody(pytestRun()), true))
-	if !x.refs || !x.expandable {
+	if !x.rewrite.refs || !x.expansion.expandable {
 		t.Fatal("request not compressed with references")
 	}
 	var b strings.Builder
@@ -45,8 +45,8 @@ func TestExpansionIsFittedToTheWindow(t *testing.T) {
 		fmt.Fprintf(&b, "line %07d of a very large original tool result\n", i)
 	}
 	big := b.String()
-	id := x.keys.ID(x.tenant, []byte(big))
-	if err := s.store.Put(context.Background(), x.tenant, shadow.Original, id, []byte(big)); err != nil {
+	id := x.rewrite.keys.ID(x.rewrite.tenant, []byte(big))
+	if err := s.store.Put(context.Background(), x.rewrite.tenant, shadow.Original, id, []byte(big)); err != nil {
 		t.Fatal(err)
 	}
 	args := wire.QuoteString(`{"id":"` + id + `"}`)
@@ -138,10 +138,10 @@ func TestFailedContinuationIsNeverAnEmptySuccess(t *testing.T) {
 		x := newTestExchange(s)
 		x.handle(reqHeaders(d.path, modeBuffered, modeBuffered, "authorization", "Bearer sk-expand-fail-0123456789"))
 		x.handle(reqBody(openAIBody(pytestRun()), true))
-		x.upstreamBody = []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"x"}]}`)
+		x.rewrite.upstreamBody = []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"x"}]}`)
 		if d.dialect == wire.Anthropic {
 			x.dialect = wire.Anthropic
-			x.upstreamBody = []byte(`{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":"x"}]}`)
+			x.rewrite.upstreamBody = []byte(`{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":"x"}]}`)
 		}
 		out, _ := x.expandJSON([]byte(d.answer))
 		if got := gjson.GetBytes(out, d.text).String(); !strings.Contains(got, "follow-up request failed") || strings.Contains(string(out), "expand_context") {

@@ -31,9 +31,9 @@ func (x *exchange) failOpen(m *extprocv3.ProcessingRequest) (resps []*extprocv3.
 		}
 	}()
 	x.process = false
-	x.expandable = false
-	held := x.held
-	x.held = nil
+	x.expansion.expandable = false
+	held := x.recovery.held
+	x.recovery.held = nil
 	reqHeld := x.req.abandon()
 	respHeld := x.resp.abandon()
 

@@ -176,10 +176,10 @@ func TestPanicReleasesHeldErrorAnswer(t *testing.T) {
 	x.handle(reqHeaders("/v1/chat/completions", modeDuplex, modeDuplex))
 	x.handle(reqBody(openAIBody("small"), true))
 	if resps := x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
-		ResponseHeaders: hdrs(":status", "400", "content-type", "application/json")}}); len(resps) != 0 || x.held == nil {
+		ResponseHeaders: hdrs(":status", "400", "content-type", "application/json")}}); len(resps) != 0 || x.recovery.held == nil {
 		t.Fatalf("error headers not held: %v", resps)
 	}
-	x.clientAsk = nil // recovery now dereferences nil: a stand-in for any bug on that path
+	x.rewrite.clientAsk = nil // recovery now dereferences nil: a stand-in for any bug on that path
 	errBody := []byte(`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
 	var headers int
 	var got []byte

@@ -143,15 +143,15 @@ func receiptOf(rep *pipeline.Report) Receipt {
 
 // receipt is this exchange's receipt so far.
 func (x *exchange) receipt() Receipt {
-	r := receiptOf(x.report)
-	r.References, r.Step, r.Rung = x.compressed, x.tierStep, x.rung
+	r := receiptOf(x.rewrite.report)
+	r.References, r.Step, r.Rung = x.rewrite.compressed, x.rewrite.tierStep, x.recovery.rung
 	return r
 }
 
 // withReceipt adds the receipt to a response-headers answer of a
 // processed request.
 func (x *exchange) withReceipt(resp *extprocv3.ProcessingResponse) *extprocv3.ProcessingResponse {
-	if resp == nil || !x.process || x.report == nil {
+	if resp == nil || !x.process || x.rewrite.report == nil {
 		return resp
 	}
 	hr := resp.GetResponseHeaders()

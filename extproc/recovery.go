@@ -3,6 +3,7 @@ package extproc
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -47,7 +48,7 @@ type heldError struct {
 // recoverable reports whether this exchange may replay to recover.
 func (x *exchange) recoverable() bool {
 	rp := x.profile.Recovery
-	return x.process && x.clientAsk != nil && x.upstreamBody != nil && x.srv.replay != nil &&
+	return x.process && x.rewrite.clientAsk != nil && x.rewrite.upstreamBody != nil && x.srv.replay != nil &&
 		rp.Enabled && rp.MaxReplays > 0 && len(rp.Rungs) > 0
 }
 
@@ -68,7 +69,7 @@ func (x *exchange) onErrorHeaders(status string, hm *corev3.HeaderMap, resp *ext
 	}
 	switch x.resp.mode {
 	case extprocv3FullDuplex:
-		x.held = &heldError{status: code, headers: hm}
+		x.recovery.held = &heldError{status: code, headers: hm}
 		return nil
 	case extprocfilterv3.ProcessingMode_BUFFERED:
 		x.resp.rewrite = func(body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
@@ -80,11 +81,11 @@ func (x *exchange) onErrorHeaders(status string, hm *corev3.HeaderMap, resp *ext
 
 // onHeldErrorBody collects a held FULL_DUPLEX error body.
 func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.ProcessingResponse {
-	h := x.held
+	h := x.recovery.held
 	h.body = append(h.body, b.GetBody()...)
 	if len(h.body) > x.profile.Recovery.MaxErrorBytes {
 		// Not an error body any provider sends for an overflow: let it go.
-		x.held = nil
+		x.recovery.held = nil
 		x.resp.eos = b.GetEndOfStream()
 		resps := []*extprocv3.ProcessingResponse{x.withReceipt(headersResponse(dirResponse, &extprocv3.CommonResponse{}))}
 		return append(resps, streamedResponses(dirResponse, h.body, b.GetEndOfStream())...)
@@ -99,14 +100,14 @@ func (x *exchange) onHeldErrorBody(b *extprocv3.HttpBody) []*extprocv3.Processin
 // replay's status, headers and body. eos says whether the body's own end
 // of stream is ours to send (false when trailers follow).
 func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
-	// x.held stays set until the headers are answered: a panic before
+	// x.recovery.held stays set until the headers are answered: a panic before
 	// that must still release the held answer (failOpen).
-	h := x.held
+	h := x.recovery.held
 	// The body is over: a duplicate final chunk (envoy#46237) must be
 	// ignored like any data after end_of_stream.
 	x.resp.eos = true
 	unchanged := func() []*extprocv3.ProcessingResponse {
-		x.held = nil
+		x.recovery.held = nil
 		resps := []*extprocv3.ProcessingResponse{x.withReceipt(headersResponse(dirResponse, &extprocv3.CommonResponse{}))}
 		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
 	}
@@ -139,7 +140,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 				whole, _ = repair.Whole(whole)
 			}
 		}
-		x.held = nil
+		x.recovery.held = nil
 		if x.send == nil || x.send(headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})) != nil {
 			return nil
 		}
@@ -160,7 +161,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		}
 		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
 	case res.status != 0:
-		x.held = nil
+		x.recovery.held = nil
 		mutation := x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})}
 		return append(resps, streamedResponses(dirResponse, res.body, eos)...)
@@ -209,7 +210,7 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 // recoveredHeaders sets what the client must see of the replay's answer.
 // :status may be set on response headers (docs/envoy-notes.md §7).
 func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.HeaderMutation {
-	x.rung = rung
+	x.recovery.rung = rung
 	m := &extprocv3.HeaderMutation{
 		SetHeaders: []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung),
 			setHeader(ReceiptHeader, x.receipt().String())},
@@ -223,17 +224,25 @@ func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.Head
 
 // Recover implements stream.Recoverer: an overflow error opened a 200
 // stream before anything reached the client.
-func (x *exchange) Recover(v overflow.Verdict) (io.ReadCloser, bool) {
+func (x *exchange) Recover(v overflow.Verdict) (io.ReadCloser, error) {
 	res := x.runLadder(v)
 	if res.resp == nil {
-		return nil, false
+		return nil, errNotRecovered
 	}
 	if !stream.IsSSE(res.resp.Header.Get("content-type")) {
 		res.resp.Body.Close()
-		return nil, false
+		return nil, errRecoveryNotStream
 	}
-	return res.resp.Body, true
+	return res.resp.Body, nil
 }
+
+// Recover's refusals: the ladder found no answer that is not an overflow
+// (runLadder counted and logged why), or its answer is not a stream the
+// gate could splice.
+var (
+	errNotRecovered      = errors.New("overflow not recovered")
+	errRecoveryNotStream = errors.New("overflow recovery replay is not a stream")
+)
 
 // ladderResult is the outcome of the escalation ladder: a successful
 // replay (resp, body unread), or the last error (status, contentType,
@@ -253,8 +262,8 @@ type ladderResult struct {
 func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 	m := x.srv.metrics
 	rp := x.profile.Recovery
-	if x.rungsUsed == nil {
-		x.rungsUsed = map[string]bool{}
+	if x.recovery.rungsUsed == nil {
+		x.recovery.rungsUsed = map[string]bool{}
 	}
 	rungs := rp.Rungs
 	if v.Class == overflow.ProviderLimit {
@@ -262,29 +271,29 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 	}
 	var res ladderResult
 	for _, rung := range rungs {
-		if x.replays >= rp.MaxReplays {
+		if x.recovery.replays >= rp.MaxReplays {
 			break
 		}
-		if x.rungsUsed[rung] {
+		if x.recovery.rungsUsed[rung] {
 			continue
 		}
-		x.rungsUsed[rung] = true
+		x.recovery.rungsUsed[rung] = true
 		body, injected, ok := x.shapedRungBody(rung)
 		if !ok {
 			continue
 		}
-		if x.sent[sha256.Sum256(body)] {
+		if x.rewrite.sent[sha256.Sum256(body)] {
 			// The provider has already refused exactly these bytes (the
 			// compress rung rebuilds what the first pass sent when every
 			// result was compressed then): no replay, no cost.
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "same_body").Inc()
 			continue
 		}
-		x.markSent(body)
-		x.replays++
+		x.rewrite.markSent(body)
+		x.recovery.replays++
 		res.tried++
 		x.extendTimeout()
-		resp, err := x.srv.replay.Do(x.ctx, Replay{Purpose: "overflow_" + rung, Headers: x.reqHeaders, Body: body})
+		resp, err := x.srv.replay.Do(x.ctx, Replay{Purpose: "overflow_" + rung, Headers: x.rewrite.reqHeaders, Body: body})
 		if err != nil {
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "replay_failed").Inc()
 			x.log.Warn("overflow recovery replay failed", "rung", rung, "error", err.Error())
@@ -304,14 +313,14 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 				}
 				resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(prefix), resp.Body), Closer: resp.Body}
 			}
-			x.upstreamBody = body
-			x.expandable = x.expandable || injected
+			x.rewrite.upstreamBody = body
+			x.expansion.expandable = x.expansion.expandable || injected
 			x.watchReplay(resp)
 			res.resp, res.rung = resp, rung
-			x.rung = rung // for the receipt, the audit line and the metadata
+			x.recovery.rung = rung // for the receipt, the audit line and the metadata
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryRecovered).Inc()
 			x.log.Warn("overflow recovered by replay", "provider", v.Provider, "class", string(v.Class),
-				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body))
+				"reason", v.Reason, "rung", rung, "replays", x.recovery.replays, "bytes", len(body))
 			return res
 		}
 		errBody, err := readReplay(resp.Body, int64(rp.MaxErrorBytes))
@@ -338,7 +347,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 	} else {
 		m.Recoveries.WithLabelValues(v.Provider, string(v.Class), "all", recoveryExhausted).Inc()
 		x.log.Warn("overflow recovery exhausted; the client gets the last error", "provider", v.Provider,
-			"class", string(v.Class), "replays", x.replays, "status", res.status)
+			"class", string(v.Class), "replays", x.recovery.replays, "status", res.status)
 	}
 	return res
 }
@@ -372,10 +381,10 @@ func (x *exchange) shapedRungBody(rung string) (body []byte, injected, ok bool) 
 
 func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	rp := x.profile.Recovery
-	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)
+	budget := overflow.ShareBytes(overflow.Window(x.rewrite.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)
 	keep := x.profile.Clamp.ClampLimits().Keep
-	ask := *x.clientAsk
-	resolvable := x.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.clientBody)
+	ask := *x.rewrite.clientAsk
+	resolvable := x.rewrite.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.recovery.clientBody)
 	run := func(src []byte, filters ...pipeline.Filter) ([]byte, pipeline.Report, bool) {
 		out, rep, err := pipeline.New(filters...).RunEndpoint(x.endpoint, src)
 		return out, rep, err == nil && rep.Changed()
@@ -389,7 +398,7 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		if resolvable {
 			store = x.srv.store
 		}
-		rr, err := rewriteRequestBody(x.ctx, x.profile.tiersRung(), store, x.refEnv(), x.endpoint, ask, x.clientBody)
+		rr, err := rewriteRequestBody(x.ctx, x.profile.tiersRung(), store, x.refEnv(), x.endpoint, ask, x.recovery.clientBody)
 		if err != nil || rr.tiers == nil || rr.tiers.Stats.Summarized+rr.tiers.Stats.Inputs == 0 {
 			return nil, false, false
 		}
@@ -400,7 +409,7 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	case "clamp":
 		// On the request as last sent: what the pipeline kept, cut to the
 		// model's share of its window.
-		out, _, changed := run(x.upstreamBody, overflow.NewClampRung(budget, keep))
+		out, _, changed := run(x.rewrite.upstreamBody, overflow.NewClampRung(budget, keep))
 		return out, false, changed
 	case "compress":
 		if !resolvable {
@@ -415,7 +424,7 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		env := x.refEnv()
 		env.Store = x.srv.store
 		cf := shadow.NewCompressFilter(opts, env)
-		out, _, changed := run(x.clientBody, cf, overflow.NewClampRung(budget, keep))
+		out, _, changed := run(x.recovery.clientBody, cf, overflow.NewClampRung(budget, keep))
 		if !changed || cf.Stats.References == 0 {
 			return nil, false, false
 		}
@@ -423,11 +432,11 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	case "truncate":
 		o := overflow.TruncateOptions{MaxChars: rp.TruncateChars, Tool: wire.ExpandToolName}
 		if resolvable {
-			keys, tenant := x.keys, x.tenant
+			keys, tenant := x.rewrite.keys, x.rewrite.tenant
 			o.ID = func(original string) string { return keys.ID(tenant, []byte(original)) }
 		}
 		tr := overflow.NewTruncateRung(o)
-		out, _, changed := run(x.clientBody, tr)
+		out, _, changed := run(x.recovery.clientBody, tr)
 		if !changed {
 			return nil, false, false
 		}
@@ -436,11 +445,11 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 			return out, false, true
 		}
 		for _, k := range tr.Kept() {
-			if err := x.srv.store.Put(x.ctx, x.tenant, shadow.Original, k.ID, []byte(k.Original)); err != nil {
+			if err := x.srv.store.Put(x.ctx, x.rewrite.tenant, shadow.Original, k.ID, []byte(k.Original)); err != nil {
 				// A reference nobody can expand would be a lie: cut without.
 				x.srv.metrics.StoreErrors.WithLabelValues("recovery").Inc()
 				o.ID = nil
-				out, _, changed = run(x.clientBody, overflow.NewTruncateRung(o))
+				out, _, changed = run(x.recovery.clientBody, overflow.NewTruncateRung(o))
 				return out, false, changed
 			}
 		}
@@ -455,7 +464,7 @@ func (x *exchange) offerExpand(body []byte) ([]byte, bool, bool) {
 	if err != nil {
 		return nil, false, false
 	}
-	return out, changed || x.expandable, true
+	return out, changed || x.expansion.expandable, true
 }
 
 // tiersRung is the profile as the ladder's tiers rung runs it: the cut

@@ -68,7 +68,8 @@ type Replay struct {
 func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error) {
 	start := time.Now()
 	method, path := getHeader(r.Headers, ":method"), getHeader(r.Headers, ":path")
-	if r.Purpose != replayPurposeCompress && !c.route.allows(path, getHeader(r.Headers, ":authority")) {
+	authority := getHeader(r.Headers, ":authority")
+	if r.Purpose != replayPurposeCompress && !c.route.allows(path, authority) {
 		// The summariser's route is the operator's own setting; every other
 		// replay repeats a path a gRPC peer gave us.
 		c.count(r.Purpose, "refused", start)
@@ -96,6 +97,9 @@ func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error)
 		return nil, fmt.Errorf("replay %s: %w", r.Purpose, err)
 	}
 	copyReplayHeaders(req, r.Headers)
+	// The summariser's request is the operator's own, so an authority that
+	// is not listed is dropped rather than refused: replay_url's goes.
+	req.Host, _ = c.route.host(authority)
 	req.ContentLength = int64(len(r.Body))
 	req.Header.Set("content-length", strconv.Itoa(len(r.Body)))
 	req.Header.Set(ReplayHeader, r.Purpose)
@@ -128,12 +132,12 @@ var replayDropped = map[string]bool{
 	"x-request-id": true, "x-forwarded-proto": true, "accept-encoding": true,
 }
 
+// copyReplayHeaders copies the request headers; :authority is the route's to
+// decide (replayRoute.host).
 func copyReplayHeaders(req *http.Request, hm *corev3.HeaderMap) {
 	for _, h := range hm.GetHeaders() {
 		k := h.GetKey()
 		switch {
-		case k == ":authority":
-			req.Host = headerValue(h)
 		case strings.HasPrefix(k, ":"), replayDropped[k], strings.HasPrefix(k, "x-envoy-"):
 		default:
 			req.Header.Add(k, headerValue(h))

@@ -161,10 +161,10 @@ func TestReplayErrorsNeverCarryTheKey(t *testing.T) {
 		x.log = s.log
 		x.handle(reqHeaders(path, modeBuffered, modeBuffered, "x-goog-api-key", "AIzaSyHEADERKEY0123456789"))
 		x.handle(reqBody([]byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`), true))
-		x.reqHeaders = h.GetHeaders()
-		x.expandable, x.refs = true, true
-		x.clientAsk = &wire.ClientAsk{}
-		x.upstreamBody = []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+		x.rewrite.reqHeaders = h.GetHeaders()
+		x.expansion.expandable, x.rewrite.refs = true, true
+		x.rewrite.clientAsk = &wire.ClientAsk{}
+		x.rewrite.upstreamBody = []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
 		x.Continue(wire.Turn{Calls: []wire.ExpandCall{{CallID: "c", ID: "sh_00000000000000000000000000000000"}}})
 		if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), "AIzaSyHEADERKEY") {
 			t.Errorf("%s: API key in the logs: %s", target, logs.String())

@@ -35,14 +35,41 @@ var llmRoutes = []*regexp.Regexp{
 // alt=sse, Anthropic's beta=true (Claude Code), Azure's api-version.
 var replayQueryKeys = map[string]bool{"key": true, "alt": true, "beta": true, "api-version": true}
 
+// anyAuthority in server.replay_authorities forwards every :authority as
+// given (the behaviour before round 3's review, U2).
+const anyAuthority = "*"
+
 // replayRoute checks a replay's :path and :authority.
 type replayRoute struct {
-	prefixes    []string // path prefixes allowed before a route; "" = none
-	authorities []string // allowed :authority values; empty = any
+	prefixes []string // path prefixes allowed before a route; "" = none
+	// authorities are the :authority values a replay forwards as given
+	// (lower-case); "*" forwards any. Empty forwards none: the replay
+	// carries replay_url's own authority.
+	authorities []string
 }
 
+// host returns the Host a replay carries for the :authority a gRPC peer
+// gave: that authority when it is listed, "" (replay_url's own authority)
+// when nothing is listed, and ok false when others are listed. Whoever
+// reaches the gRPC port writes :authority, so by default it never reaches
+// the replay listener: there it could pick a virtual host, an internal one
+// included, on a listener that does not run toolproc (review round 3, U2).
+// An operator whose replay listener routes by Host lists the hosts clients
+// use.
+func (r replayRoute) host(authority string) (host string, ok bool) {
+	if len(r.authorities) == 0 {
+		return "", true
+	}
+	a := strings.ToLower(authority)
+	if slices.Contains(r.authorities, anyAuthority) || slices.Contains(r.authorities, a) {
+		return authority, true
+	}
+	return "", false
+}
+
+// allows checks a replay's :path and :authority.
 func (r replayRoute) allows(path, authority string) bool {
-	if len(r.authorities) > 0 && !slices.Contains(r.authorities, strings.ToLower(authority)) {
+	if _, ok := r.host(authority); !ok {
 		return false
 	}
 	p, q, _ := strings.Cut(path, "?")

@@ -19,11 +19,11 @@ func TestRequestBodiesReleasedOnceNoReplayCanNeedThem(t *testing.T) {
 	x := newTestExchange(s)
 	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex))
 	x.handle(reqBody(openAIBody("small result"), true))
-	if x.clientBody == nil || x.upstreamBody == nil {
+	if x.recovery.clientBody == nil || x.rewrite.upstreamBody == nil {
 		t.Fatal("bodies not kept for recovery before the answer")
 	}
 	x.handle(respHeaders("application/json"))
-	if x.clientBody != nil || x.upstreamBody != nil {
+	if x.recovery.clientBody != nil || x.rewrite.upstreamBody != nil {
 		t.Fatal("request bodies still held after a 200 JSON answer")
 	}
 
@@ -33,11 +33,11 @@ func TestRequestBodiesReleasedOnceNoReplayCanNeedThem(t *testing.T) {
 	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex))
 	x.handle(reqBody(openAIBody("small result"), true))
 	x.handle(respHeaders("text/event-stream"))
-	if x.clientBody == nil {
+	if x.recovery.clientBody == nil {
 		t.Fatal("client body dropped while the gate can still recover")
 	}
 	x.handle(respBody([]byte(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`+"\n\n"), false))
-	if x.clientBody != nil || x.upstreamBody != nil {
+	if x.recovery.clientBody != nil || x.rewrite.upstreamBody != nil {
 		t.Fatal("request bodies still held after the gate decided")
 	}
 }

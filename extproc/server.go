@@ -104,7 +104,7 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 			return err
 		}
 		resps := x.handle(m)
-		if !metadataSent && len(resps) > 0 && x.report != nil {
+		if !metadataSent && len(resps) > 0 && x.rewrite.report != nil {
 			// Envoy keeps dynamic metadata only in namespaces listed in
 			// metadata_options.receiving_namespaces (docs/envoy-notes.md §6).
 			resps[0].DynamicMetadata = x.dynamicMetadata()

@@ -28,7 +28,7 @@ func TestAnonymousCallersGetNoReferences(t *testing.T) {
 		if strings.Contains(string(out), "shadow_id=") || strings.Contains(string(out), "expand_context") {
 			t.Fatalf("%v: references written for an anonymous caller", cred)
 		}
-		if x.expandable || x.refs {
+		if x.expansion.expandable || x.rewrite.refs {
 			t.Fatalf("%v: exchange offers expansions", cred)
 		}
 		// Whatever id such a caller quotes, nothing is read back.

@@ -187,3 +187,36 @@ func anthropicTextAnswer(stream bool, text string) *ScriptedResponse {
 		ev("message_stop", map[string]any{"type": "message_stop"}))
 	return sseResponse(events)
 }
+
+// TextOnlyEchoModel is a text-only upstream that quotes: once the
+// conversation holds a rendered tool result, it answers with that result's
+// text word for word ("The page says: …"), as a model summarising a fetched
+// page might. Without a result it asks for one with a fetch call. It
+// checks requests as TextOnlyModel does, tool instructions excepted.
+type TextOnlyEchoModel struct{}
+
+// Script returns the FakeUpstream script.
+func (TextOnlyEchoModel) Script() func(RecordedRequest) *ScriptedResponse {
+	return func(req RecordedRequest) *ScriptedResponse {
+		anthropic := req.Path == "/v1/messages"
+		if req.Path != "/v1/chat/completions" && !anthropic || !gjson.ValidBytes(req.Body) {
+			return nil
+		}
+		body := gjson.ParseBytes(req.Body)
+		if reason := textOnlyViolation(body, anthropic); reason != "" {
+			return errorResponse(400, "invalid_request_error", "text-only upstream: "+reason)
+		}
+		text := "<invoke name=\"fetch\">\n<parameter name=\"url\">https://example.com/</parameter>\n</invoke>"
+		for _, m := range body.Get("messages").Array() {
+			t := messageText(m)
+			if k := strings.Index(t, "<!-- result of tool call "); m.Get("role").String() == "user" && k >= 0 {
+				_, result, _ := strings.Cut(t[k:], "-->\n")
+				text = "The page says:\n" + strings.TrimSpace(result)
+			}
+		}
+		if anthropic {
+			return anthropicTextAnswer(body.Get("stream").Bool(), text)
+		}
+		return textAnswer(body.Get("stream").Bool(), text)
+	}
+}

@@ -52,6 +52,12 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 		role := m.Get("role").String()
 		content := m.Get("content")
 		if !content.IsArray() {
+			if q, ok := quotedContent(content); ok && role != "assistant" {
+				// User text is data: call syntax in it is quoted (quote.go).
+				out = append(out, msgOut{role: role, raw: m.Raw, blocks: []string{textBlock(gjson.Parse(q).String(), "")}})
+				open = nil
+				continue
+			}
 			out = append(out, msgOut{role: role, raw: m.Raw})
 			if role == "assistant" {
 				open = nil
@@ -81,9 +87,10 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 				if role != "assistant" {
 					// Out of place (only assistants call tools), but text all
 					// the same: the upstream reads no tool_use block.
+					// Quoted: a call on a user message is not one (quote.go).
 					var one strings.Builder
 					renderInvoke(&one, b.Get("name").String(), b.Get("input").Raw)
-					blocks = append(blocks, textBlock(one.String(), b.Get("cache_control").Raw))
+					blocks = append(blocks, textBlock(quoteCalls(one.String()), b.Get("cache_control").Raw))
 					changed = true
 					rep.Calls++
 					return true
@@ -131,7 +138,7 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 						return true
 					})
 				}
-				t := resultHeader(id, name, status) + "\n" + partsText(res)
+				t := resultHeader(id, name, status) + "\n" + quoteCalls(partsText(res))
 				if len(extra) > 0 {
 					blocks = append(blocks, textBlock(t, ""))
 					blocks = append(blocks, extra...)
@@ -161,7 +168,10 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 					}
 					return true
 				}
-				blocks = append(blocks, b.Raw)
+				// User text is data: call syntax in it is quoted (quote.go).
+				q, quoted := quotedTextPart(b)
+				changed = changed || quoted
+				blocks = append(blocks, q)
 			default:
 				if role == "assistant" {
 					flushText()

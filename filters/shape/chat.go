@@ -80,7 +80,7 @@ func textOnlyChat(body []byte, o Options) ([]byte, Report, error) {
 			}
 			answered[id] = true
 			rep.Results++
-			text := resultHeader(id, name, statusSuccess) + "\n" + partsText(m.Get("content"))
+			text := resultHeader(id, name, statusSuccess) + "\n" + quoteCalls(partsText(m.Get("content")))
 			out = append(out, chatMsg{role: "user", content: jsonStr(text)})
 			continue
 		}
@@ -89,7 +89,9 @@ func textOnlyChat(body []byte, o Options) ([]byte, Report, error) {
 			// Only the assistant calls tools: tool_calls or function_call on
 			// any other message is not a call of this conversation (review
 			// round 3, N3), and a text-only upstream must get none.
-			out = append(out, chatMsg{role: role, raw: m.Raw, drop: []string{"tool_calls", "function_call"}})
+			// Their text is data: call syntax in it is quoted (quote.go).
+			content, _ := quotedContent(m.Get("content"))
+			out = append(out, chatMsg{role: role, raw: m.Raw, content: content, drop: []string{"tool_calls", "function_call"}})
 			continue
 		}
 		calls := m.Get("tool_calls")

@@ -45,12 +45,12 @@ type oneBody struct {
 	asked int
 }
 
-func (c *oneBody) Continue(wire.Turn) (io.ReadCloser, bool) {
+func (c *oneBody) Continue(wire.Turn) (io.ReadCloser, error) {
 	c.asked++
 	if c.asked > 1 {
-		return nil, false
+		return nil, errTestRefused
 	}
-	return c.body, true
+	return c.body, nil
 }
 
 // failingEmit accepts ok calls, then fails every later one (Envoy reset the
@@ -109,7 +109,7 @@ func TestExpandNoContinuationWhenEmitFailed(t *testing.T) {
 
 type bodyRec struct{ body io.ReadCloser }
 
-func (r *bodyRec) Recover(overflow.Verdict) (io.ReadCloser, bool) { return r.body, true }
+func (r *bodyRec) Recover(overflow.Verdict) (io.ReadCloser, error) { return r.body, nil }
 
 // The same for the overflow gate's replay.
 func TestOverflowGateStopsWhenEmitFails(t *testing.T) {

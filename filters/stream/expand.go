@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/toolproc/toolproc/filters/wire"
@@ -12,10 +13,10 @@ import (
 type Continuer interface {
 	// Continue answers t's expand_context calls (looks the ids up, builds the
 	// continuation request, replays it) and returns the upstream's next
-	// answer: an SSE stream body of the same dialect. ok=false means no
+	// answer: an SSE stream body of the same dialect. An error means no
 	// continuation (store down, replay failed, loop limit reached): the
 	// expander then ends the client's stream itself.
-	Continue(t wire.Turn) (body io.ReadCloser, ok bool)
+	Continue(t wire.Turn) (body io.ReadCloser, err error)
 }
 
 // The expander sits after a normalizer and keeps expand_context calls (the
@@ -280,9 +281,9 @@ func (x *expander) settle() {
 		if !x.flushEmit() {
 			return
 		}
-		body, ok := x.ask(t)
+		body, err := x.ask(t)
 		var inner Normalizer
-		if ok && body != nil && x.newInner != nil {
+		if err == nil && body != nil && x.newInner != nil {
 			inner = x.newInner()
 		}
 		if inner == nil {
@@ -306,17 +307,24 @@ func (x *expander) settle() {
 }
 
 // ask calls the Continuer; a panic there is a refusal, not a crash.
-func (x *expander) ask(t wire.Turn) (body io.ReadCloser, ok bool) {
+func (x *expander) ask(t wire.Turn) (body io.ReadCloser, err error) {
 	if x.c == nil {
-		return nil, false
+		return nil, errNoContinuer
 	}
 	defer func() {
 		if recover() != nil {
-			body, ok = nil, false
+			body, err = nil, errPanicked
 		}
 	}()
 	return x.c.Continue(t)
 }
+
+// Refusals of ask: nobody to continue with, or the Continuer or Recoverer
+// panicked (a refusal, not a crash).
+var (
+	errNoContinuer = errors.New("stream: no continuer")
+	errPanicked    = errors.New("stream: continuer or recoverer panicked")
+)
 
 // drain reads a continuation body through its normalizer until it ends or
 // its message calls expand_context again.

@@ -17,12 +17,12 @@ type expFuzzContinuer struct {
 	calls int
 }
 
-func (c *expFuzzContinuer) Continue(t wire.Turn) (io.ReadCloser, bool) {
+func (c *expFuzzContinuer) Continue(t wire.Turn) (io.ReadCloser, error) {
 	c.calls++
 	if c.calls > 2 || !gjson.ValidBytes(t.Assistant) {
-		return nil, false
+		return nil, errTestRefused
 	}
-	return io.NopCloser(strings.NewReader(string(c.body))), true
+	return io.NopCloser(strings.NewReader(string(c.body))), nil
 }
 
 // expLeak reports whether a client event is a tool-call event that names

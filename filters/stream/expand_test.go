@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -30,13 +31,13 @@ type expBody struct {
 
 func (b *expBody) Close() error { b.f.closed++; return nil }
 
-func (f *expFake) Continue(t wire.Turn) (io.ReadCloser, bool) {
+func (f *expFake) Continue(t wire.Turn) (io.ReadCloser, error) {
 	f.turns = append(f.turns, t)
 	if len(f.turns) > len(f.bodies) {
-		return nil, false
+		return nil, errTestRefused
 	}
 	// One byte per Read: the splice must survive any chunking.
-	return &expBody{Reader: &expOneByte{b: []byte(f.bodies[len(f.turns)-1])}, f: f}, true
+	return &expBody{Reader: &expOneByte{b: []byte(f.bodies[len(f.turns)-1])}, f: f}, nil
 }
 
 type expOneByte struct{ b []byte }
@@ -56,10 +57,13 @@ func (r *expOneByte) Read(p []byte) (int, error) {
 // expNever fails the test when asked.
 type expNever struct{ t testing.TB }
 
-func (n expNever) Continue(wire.Turn) (io.ReadCloser, bool) {
+func (n expNever) Continue(wire.Turn) (io.ReadCloser, error) {
 	n.t.Error("Continue called on a stream without expand_context")
-	return nil, false
+	return nil, errTestRefused
 }
+
+// errTestRefused is the fakes' refusal.
+var errTestRefused = errors.New("test: refused")
 
 func expNewInner(d wire.Dialect) func() Normalizer {
 	opts := Options{IncludeUsage: true, NewCallID: oaiTestIDs()}

@@ -15,9 +15,9 @@ import (
 type Recoverer interface {
 	// Recover compresses the request harder, replays it and returns the
 	// replay's body: an SSE stream of the same dialect, whose own leading
-	// events the caller has already checked. ok=false: no recovery; the gate
-	// releases what it held.
-	Recover(v overflow.Verdict) (body io.ReadCloser, ok bool)
+	// events the caller has already checked. An error: no recovery; the
+	// gate releases what it held.
+	Recover(v overflow.Verdict) (body io.ReadCloser, err error)
 }
 
 // GateDecider is implemented by Recoverers that want to know when the gate
@@ -237,8 +237,8 @@ func (g *overflowGate) decide(ev *Event) []byte {
 	if !v.Match() {
 		return g.release()
 	}
-	body, ok := g.ask(v)
-	if !ok || body == nil {
+	body, err := g.ask(v)
+	if err != nil || body == nil {
 		if body != nil {
 			safeClose(body)
 		}
@@ -248,10 +248,10 @@ func (g *overflowGate) decide(ev *Event) []byte {
 }
 
 // ask calls the Recoverer; a panic there is a refusal, not a crash.
-func (g *overflowGate) ask(v overflow.Verdict) (body io.ReadCloser, ok bool) {
+func (g *overflowGate) ask(v overflow.Verdict) (body io.ReadCloser, err error) {
 	defer func() {
 		if recover() != nil {
-			body, ok = nil, false
+			body, err = nil, errPanicked
 		}
 	}()
 	return g.r.Recover(v)

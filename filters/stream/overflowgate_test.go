@@ -30,15 +30,15 @@ type gateBody struct {
 
 func (b *gateBody) Close() error { b.r.closed++; return nil }
 
-func (r *gateRec) Recover(v overflow.Verdict) (io.ReadCloser, bool) {
+func (r *gateRec) Recover(v overflow.Verdict) (io.ReadCloser, error) {
 	r.verdicts = append(r.verdicts, v)
 	if r.panics {
 		panic("recoverer panics")
 	}
 	if r.refuse {
-		return nil, false
+		return nil, errTestRefused
 	}
-	return &gateBody{Reader: &expOneByte{b: []byte(r.body)}, r: r}, true
+	return &gateBody{Reader: &expOneByte{b: []byte(r.body)}, r: r}, nil
 }
 
 // gateNewInner makes the normalizer chain of dialect d with deterministic
@@ -405,8 +405,8 @@ func (p *gatePanicBody) Close() error { panic("close panics") }
 
 type gatePanicRec struct{ body string }
 
-func (r gatePanicRec) Recover(overflow.Verdict) (io.ReadCloser, bool) {
-	return &gatePanicBody{b: []byte(r.body)}, true
+func (r gatePanicRec) Recover(overflow.Verdict) (io.ReadCloser, error) {
+	return &gatePanicBody{b: []byte(r.body)}, nil
 }
 
 func TestOverflowGatePanickingReplay(t *testing.T) {

@@ -28,7 +28,7 @@ import (
 // tool name instead of being held until the next quote.
 
 const (
-	xmlOpen       = `<invoke name="`
+	xmlOpen       = wire.TextCallOpen
 	xmlClose      = `</invoke>`
 	xmlParamOpen  = `<parameter name="`
 	xmlParamClose = `</parameter>`

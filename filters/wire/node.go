@@ -21,8 +21,14 @@ import (
 // asked (TextBlock.Text).
 //
 // The method names follow gjson's on purpose: the dialect parsers read the
-// same either way. Every method assumes valid JSON; never build a node over
-// unchecked bytes.
+// same either way, on the bodies jsonsafe.Check accepts. The walker is
+// also safe on its own, over bytes nobody checked (review round 3, U3):
+// every node's Raw is a slice of the bytes it was read from, every loop
+// moves forward at each step, nothing recurses (nesting costs a counter,
+// never a stack frame) and each call reads the node's bytes at most once.
+// What it reads from invalid bytes is unspecified, which is why the entry
+// points still check first: a rewrite must never produce invalid JSON.
+// FuzzNodeRaw feeds it raw bytes.
 type node struct {
 	Type  gjson.Type
 	Raw   string
@@ -65,11 +71,13 @@ func objectAt(s string, i, base int, ends map[int]int) node {
 	ms := make([]member, 0, 4)
 	i = skipSpace(s, i+1)
 	for i < len(s) && s[i] == '"' {
-		end := skipQuoted(s, i+1) + 1
+		end := stringEnd(s, i)
 		key := unquote(s[i:end])
-		i = skipSpace(s, end)
-		i = skipSpace(s, i+1) // the colon
+		i = skipColon(s, end)
 		v := valueAt(s, i, base, ends)
+		if !v.Exists() {
+			break // unchecked bytes that end after a key
+		}
 		ms = append(ms, member{key: key, val: v})
 		i = skipSpace(s, i+len(v.Raw))
 		if i < len(s) && s[i] == ',' {
@@ -103,8 +111,11 @@ func rootNode(body []byte) node {
 }
 
 // valueAt reads the value starting at s[i] (no leading space); s starts
-// at body offset base.
+// at body offset base. Past the end of s there is no value.
 func valueAt(s string, i, base int, ends map[int]int) node {
+	if i >= len(s) {
+		return node{}
+	}
 	end := skipValue(s, i, base, ends)
 	return node{Raw: s[i:end], Index: i, ends: ends, Type: typeAt(s[i])}
 }
@@ -126,22 +137,23 @@ func typeAt(c byte) gjson.Type {
 	return gjson.Number
 }
 
-// skipValue returns the index just after the value starting at s[i].
+// skipValue returns the index just after the value starting at s[i]
+// (i < len(s)): always past i, never past the end of s.
 func skipValue(s string, i, base int, ends map[int]int) int {
 	if ends != nil {
-		if e, ok := ends[base+i]; ok {
+		if e, ok := ends[base+i]; ok && e-base > i && e-base <= len(s) {
 			return e - base
 		}
 	}
 	switch s[i] {
 	case '"':
-		return skipQuoted(s, i+1) + 1
+		return stringEnd(s, i)
 	case '{', '[':
 		return skipContainer(s, i)
 	case 't', 'n':
-		return i + 4
+		return min(i+4, len(s))
 	case 'f':
-		return i + 5
+		return min(i+5, len(s))
 	}
 	j := i + 1
 	for j < len(s) {
@@ -155,13 +167,21 @@ func skipValue(s string, i, base int, ends map[int]int) int {
 	return j
 }
 
+// stringEnd returns the index just after the string whose opening quote
+// is s[i], or len(s) when nothing closes it.
+func stringEnd(s string, i int) int {
+	return min(skipQuoted(s, i+1)+1, len(s))
+}
+
 // skipQuoted returns the index of the quote closing the string whose body
-// starts at s[i]: the next quote not escaped by an odd run of backslashes.
+// starts at s[i]: the next quote not escaped by an odd run of backslashes;
+// len(s) when there is none. Each backslash is counted for one quote only,
+// so the search is linear.
 func skipQuoted(s string, i int) int {
 	for {
 		k := strings.IndexByte(s[i:], '"')
 		if k < 0 {
-			return len(s) - 1
+			return len(s)
 		}
 		q := i + k
 		bs := 0
@@ -175,7 +195,8 @@ func skipQuoted(s string, i int) int {
 	}
 }
 
-// skipContainer returns the index just after the object or array at s[i].
+// skipContainer returns the index just after the object or array at s[i],
+// or len(s) when it does not close. Nesting is a counter, not recursion.
 func skipContainer(s string, i int) int {
 	depth := 0
 	for ; i < len(s); i++ {
@@ -194,6 +215,16 @@ func skipContainer(s string, i int) int {
 	return len(s)
 }
 
+// skipColon skips the spaces, the colon and the spaces after an object
+// key; on unchecked bytes a missing colon is not skipped over.
+func skipColon(s string, i int) int {
+	i = skipSpace(s, i)
+	if i < len(s) && s[i] == ':' {
+		i = skipSpace(s, i+1)
+	}
+	return i
+}
+
 func skipSpace(s string, i int) int {
 	for i < len(s) {
 		switch s[i] {
@@ -210,8 +241,8 @@ func skipSpace(s string, i int) int {
 func (n node) Exists() bool { return n.Raw != "" }
 
 // IsObject and IsArray report the container kind.
-func (n node) IsObject() bool { return n.Type == gjson.JSON && n.Raw[0] == '{' }
-func (n node) IsArray() bool  { return n.Type == gjson.JSON && n.Raw[0] == '[' }
+func (n node) IsObject() bool { return n.Type == gjson.JSON && n.Raw != "" && n.Raw[0] == '{' }
+func (n node) IsArray() bool  { return n.Type == gjson.JSON && n.Raw != "" && n.Raw[0] == '[' }
 
 // String is the value as text: a string decoded, anything else as gjson
 // would give it.
@@ -266,7 +297,7 @@ func (n node) Int() int64 {
 // ForEach calls fn for every member of an object (key, value) or element
 // of an array (zero key, value), in order, until fn returns false.
 func (n node) ForEach(fn func(key, value node) bool) {
-	if n.Type != gjson.JSON {
+	if n.Type != gjson.JSON || n.Raw == "" {
 		return
 	}
 	s, base := n.Raw, n.Index
@@ -275,10 +306,15 @@ func (n node) ForEach(fn func(key, value node) bool) {
 	for i < len(s) && s[i] != '}' && s[i] != ']' {
 		var key node
 		if object {
-			end := skipQuoted(s, i+1) + 1
+			if s[i] != '"' {
+				return // unchecked bytes: a member without a key
+			}
+			end := stringEnd(s, i)
 			key = node{Type: gjson.String, Raw: s[i:end], Index: base + i}
-			i = skipSpace(s, end)
-			i = skipSpace(s, i+1) // the colon
+			i = skipColon(s, end)
+			if i >= len(s) {
+				return
+			}
 		}
 		var v node
 		if !object && s[i] == '{' {
@@ -351,7 +387,7 @@ func (n node) member(key string) node {
 	}
 	var found node
 	n.ForEach(func(k, v node) bool {
-		raw := k.Raw[1 : len(k.Raw)-1]
+		raw := literalBody(k.Raw)
 		if raw == key || strings.IndexByte(raw, '\\') >= 0 && unquote(k.Raw) == key {
 			found = v
 			return false
@@ -363,4 +399,16 @@ func (n node) member(key string) node {
 
 // unquote decodes a JSON string literal (quotes included) that the check
 // accepted; without escapes it is a view, no copy.
-func unquote(lit string) string { return jsonsafe.Unescape(lit[1 : len(lit)-1]) }
+func unquote(lit string) string { return jsonsafe.Unescape(literalBody(lit)) }
+
+// literalBody is a string literal without its quotes. A literal read from
+// unchecked bytes may have no closing quote (or be a lone opening one).
+func literalBody(lit string) string {
+	switch {
+	case len(lit) >= 2 && lit[len(lit)-1] == '"':
+		return lit[1 : len(lit)-1]
+	case len(lit) >= 1:
+		return lit[1:]
+	}
+	return ""
+}
