@@ -75,6 +75,9 @@ type exchange struct {
 	gate    bool // the answer runs through an overflow gate
 	replays int
 	held    *heldError
+	// outputCap is the output limit the max_tokens rung set (0: none);
+	// later rungs keep it.
+	outputCap int
 
 	// What the provider billed, read from the answer and the replays, and
 	// whether the exchange's end was recorded (billing.go).

@@ -63,7 +63,7 @@ var neverOverflow = map[string]bool{"401": true, "403": true, "404": true, "429"
 // errors that open a 200 stream (the overflow gate).
 func (x *exchange) onErrorHeaders(status string, hm *corev3.HeaderMap, resp *extprocv3.ProcessingResponse) *extprocv3.ProcessingResponse {
 	code, err := strconv.Atoi(status)
-	if err != nil || code < 400 || neverOverflow[status] || !x.recoverable() || !x.resp.known {
+	if err != nil || code < 400 || neverOverflow[status] || !x.holdsErrors() || !x.resp.known {
 		return resp
 	}
 	switch x.resp.mode {
@@ -114,7 +114,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 	if !v.Match() {
 		return unchanged()
 	}
-	res := x.runLadder(v)
+	res := x.tryLadder(v)
 	switch {
 	case res.resp != nil:
 		defer res.resp.Body.Close()
@@ -159,11 +159,13 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 			}
 		}
 		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
-	case res.status != 0:
+	}
+	if a, ok := x.failedAnswer(v, res, h.status, headerMap(h.headers), h.body); ok {
 		x.held = nil
-		mutation := x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
+		mutation := x.recoveredHeaders(a.status, a.contentType, recoveryExhausted)
+		mutation.SetHeaders = append(mutation.SetHeaders, a.extra...)
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})}
-		return append(resps, streamedResponses(dirResponse, res.body, eos)...)
+		return append(resps, streamedResponses(dirResponse, a.body, eos)...)
 	}
 	return unchanged()
 }
@@ -175,7 +177,7 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 	if !v.Match() {
 		return body, false, nil
 	}
-	res := x.runLadder(v)
+	res := x.tryLadder(v)
 	switch {
 	case res.resp != nil:
 		defer res.resp.Body.Close()
@@ -199,9 +201,11 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 		}
 		x.resp.headers = mutation
 		return out, true, nil
-	case res.status != 0:
-		x.resp.headers = x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
-		return res.body, true, nil
+	}
+	if a, ok := x.failedAnswer(v, res, status, headerMap(hm), body); ok {
+		x.resp.headers = x.recoveredHeaders(a.status, a.contentType, recoveryExhausted)
+		x.resp.headers.SetHeaders = append(x.resp.headers.SetHeaders, a.extra...)
+		return a.body, true, nil
 	}
 	return body, false, nil
 }
@@ -224,13 +228,13 @@ func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.Head
 // Recover implements stream.Recoverer: an overflow error opened a 200
 // stream before anything reached the client.
 func (x *exchange) Recover(v overflow.Verdict) (io.ReadCloser, bool) {
-	res := x.runLadder(v)
+	res := x.tryLadder(v)
 	if res.resp == nil {
-		return nil, false
+		return x.canonicalStream(v)
 	}
 	if !stream.IsSSE(res.resp.Header.Get("content-type")) {
 		res.resp.Body.Close()
-		return nil, false
+		return x.canonicalStream(v)
 	}
 	return res.resp.Body, true
 }
@@ -244,6 +248,7 @@ type ladderResult struct {
 	tried       int
 	status      int
 	contentType string
+	headers     map[string]string // lower-case keys
 	body        []byte
 }
 
@@ -256,20 +261,18 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 	if x.rungsUsed == nil {
 		x.rungsUsed = map[string]bool{}
 	}
-	rungs := rp.Rungs
-	if v.Class == overflow.ProviderLimit {
-		rungs = rp.ProviderLimitRungs
-	}
 	var res ladderResult
-	for _, rung := range rungs {
-		if x.replays >= rp.MaxReplays {
+	for _, rung := range x.ladderRungs(v) {
+		// The fallback model is the last resort and has a replay of its
+		// own: the rungs before it may have used max_replays.
+		if x.replays >= rp.MaxReplays && (rung != rungFallback || x.replays > rp.MaxReplays) {
 			break
 		}
 		if x.rungsUsed[rung] {
 			continue
 		}
 		x.rungsUsed[rung] = true
-		body, injected, ok := x.shapedRungBody(rung)
+		body, injected, ok := x.ladderBody(rung, v)
 		if !ok {
 			continue
 		}
@@ -299,7 +302,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 				if lv.Match() {
 					resp.Body.Close()
 					m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "still_overflow").Inc()
-					res.status, res.contentType, res.body = http.StatusOK, ct, prefix
+					res.status, res.contentType, res.headers, res.body = http.StatusOK, ct, lowerHeader(resp.Header), prefix
 					continue
 				}
 				resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(prefix), resp.Body), Closer: resp.Body}
@@ -323,7 +326,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			x.log.Warn("overflow recovery replay unreadable", "rung", rung, "error", err.Error())
 			break
 		}
-		res.status, res.contentType, res.body = resp.StatusCode, ct, errBody
+		res.status, res.contentType, res.headers, res.body = resp.StatusCode, ct, lowerHeader(resp.Header), errBody
 		next := overflow.Classify(resp.StatusCode, lowerHeader(resp.Header), errBody)
 		if !next.Match() {
 			// A different error now: that is the answer.
