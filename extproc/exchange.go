@@ -75,9 +75,7 @@ type exchange struct {
 	gate    bool // the answer runs through an overflow gate
 	replays int
 	held    *heldError
-	// outputCap is the output limit the max_tokens rung set (0: none);
-	// later rungs keep it.
-	outputCap int
+	ladder  ladderState // what the ladder's rungs share (ladder_rungs.go)
 
 	// What the provider billed, read from the answer and the replays, and
 	// whether the exchange's end was recorded (billing.go).

@@ -19,6 +19,43 @@ const (
 	rungFallback  = "fallback"
 )
 
+// ladderState is what the rungs of one exchange's ladder share.
+type ladderState struct {
+	// outputCap is the output limit the max_tokens rung set (0: none);
+	// later rungs keep it.
+	outputCap int
+	// window is the context window the provider stated in its error (0:
+	// it did not): the rungs size their cuts to it rather than to the
+	// configured one, which a router or an unknown model may have wrong.
+	window int
+	// compaction is the agent compaction kind of the client's request
+	// (overflow.CompactionKind), read once when the ladder first runs.
+	compaction string
+	looked     bool
+}
+
+// noteVerdict records what an overflow error told the ladder.
+func (x *exchange) noteVerdict(v overflow.Verdict) {
+	if l := v.Tokens.Limit; l > 0 && (x.ladder.window == 0 || l < x.ladder.window) {
+		x.ladder.window = l
+	}
+	if !x.ladder.looked {
+		x.ladder.looked = true
+		x.ladder.compaction = overflow.CompactionKind(x.dialect, x.clientBody)
+	}
+}
+
+// ladderWindow is the window the rungs cut to: the configured one, or the
+// provider's stated one when that is smaller.
+func (x *exchange) ladderWindow() int {
+	rp := x.profile.Recovery
+	w := overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow)
+	if x.ladder.window > 0 && x.ladder.window < w {
+		w = x.ladder.window
+	}
+	return w
+}
+
 // ladderRungs is the order the ladder tries for verdict v: the profile's
 // rungs, max_tokens first when the error blames the requested output (it
 // touches no byte of history, so no cached prefix breaks), and the model
@@ -50,10 +87,10 @@ func (x *exchange) ladderBody(rung string, v overflow.Verdict) (body []byte, inj
 		return x.fallbackBody()
 	}
 	body, injected, ok = x.shapedRungBody(rung)
-	if ok && x.outputCap > 0 {
+	if ok && x.ladder.outputCap > 0 {
 		// A rung that shrinks the history keeps the lowered output: the
 		// provider said the old one did not fit.
-		if capped, set := outputLimitBody(x.dialect, body, x.outputCap); set {
+		if capped, set := outputLimitBody(x.dialect, body, x.ladder.outputCap); set {
 			body = capped
 		}
 	}
@@ -76,7 +113,7 @@ func (x *exchange) maxTokensBody(v overflow.Verdict) ([]byte, bool, bool) {
 	if !changed {
 		return nil, false, false
 	}
-	x.outputCap = fit
+	x.ladder.outputCap = fit
 	return out, false, true
 }
 

@@ -261,6 +261,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 	if x.rungsUsed == nil {
 		x.rungsUsed = map[string]bool{}
 	}
+	x.noteVerdict(v)
 	var res ladderResult
 	for _, rung := range x.ladderRungs(v) {
 		// The fallback model is the last resort and has a replay of its
@@ -328,6 +329,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 		}
 		res.status, res.contentType, res.headers, res.body = resp.StatusCode, ct, lowerHeader(resp.Header), errBody
 		next := overflow.Classify(resp.StatusCode, lowerHeader(resp.Header), errBody)
+		x.noteVerdict(next)
 		if !next.Match() {
 			// A different error now: that is the answer.
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryNotOurs).Inc()
@@ -375,10 +377,14 @@ func (x *exchange) shapedRungBody(rung string) (body []byte, injected, ok bool) 
 
 func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	rp := x.profile.Recovery
-	budget := overflow.ShareBytes(overflow.Window(x.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)
+	budget := overflow.ShareBytes(x.ladderWindow(), rp.ContextShare)
 	keep := x.profile.Clamp.ClampLimits().Keep
 	ask := *x.clientAsk
-	resolvable := x.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.clientBody)
+	// A compaction request is cut without references: the summary must be
+	// written from what the request holds, and a summariser that expands
+	// originals brings back the bytes that overflowed.
+	resolvable := x.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && x.ladder.compaction == "" &&
+		wire.ExpandResolvable(x.endpoint, ask, x.clientBody)
 	run := func(src []byte, filters ...pipeline.Filter) ([]byte, pipeline.Report, bool) {
 		out, rep, err := pipeline.New(filters...).RunEndpoint(x.endpoint, src)
 		return out, rep, err == nil && rep.Changed()
@@ -392,7 +398,12 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		if resolvable {
 			store = x.srv.store
 		}
-		rr, err := rewriteRequestBody(x.ctx, x.profile.tiersRung(), store, x.refEnv(), x.endpoint, ask, x.clientBody)
+		p := x.profile.tiersRung()
+		if x.ladder.window > 0 {
+			w := x.ladderWindow()
+			p.tiers.Window = func(string) int { return w }
+		}
+		rr, err := rewriteRequestBody(x.ctx, p, store, x.refEnv(), x.endpoint, ask, x.clientBody)
 		if err != nil || rr.tiers == nil || rr.tiers.Stats.Summarized+rr.tiers.Stats.Inputs == 0 {
 			return nil, false, false
 		}

@@ -57,7 +57,13 @@ func sizes(c *wire.Conversation) (points []point) {
 	listStart := c.Msgs[0].Span.Start
 	fixed := c.BodyBytes - (c.Msgs[len(c.Msgs)-1].Span.End - listStart)
 	thinking, dropped := 0, 0
+	cuts := compactionStarts(c)
 	for m, msg := range c.Msgs {
+		if at, ok := cuts[m]; ok {
+			// Everything before a compaction block is dropped, the
+			// thinking of earlier turns with it.
+			listStart, thinking, dropped = at, 0, 0
+		}
 		if msg.Prompt {
 			// A new user turn: thinking of every earlier turn stops counting.
 			dropped = thinking
