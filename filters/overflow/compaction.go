@@ -32,11 +32,11 @@ const (
 // summaryMarkers are lower-case fragments of agents' compaction
 // instructions.
 var summaryMarkers = []string{
-	"detailed summary of the conversation so far",    // Claude Code /compact
-	"summary of the conversation so far",             // Claude Code (shorter wordings)
-	"prompt for continuing our conversation above",   // OpenCode compaction
-	"summary of our conversation above",              // OpenCode (earlier releases)
-	"summarize the conversation so far",              // generic
+	"detailed summary of the conversation so far",  // Claude Code /compact
+	"summary of the conversation so far",           // Claude Code (shorter wordings)
+	"prompt for continuing our conversation above", // OpenCode compaction
+	"summary of our conversation above",            // OpenCode (earlier releases)
+	"summarize the conversation so far",            // generic
 }
 
 // maxInstructionBytes bounds how much of the last user message is searched.
