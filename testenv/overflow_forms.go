@@ -118,3 +118,49 @@ func (m ModelWindowModel) Script() func(RecordedRequest) *ScriptedResponse {
 		return nil
 	}
 }
+
+// TokenWindowModel scripts a provider whose context window is Window
+// tokens, a request counting one token per four body bytes. A request
+// over it gets the provider's canonical overflow (with the counts where
+// the provider states them); the rest get a short answer (JSON, or SSE
+// when the request streams).
+type TokenWindowModel struct{ Window int }
+
+// Script returns the FakeUpstream script.
+func (m TokenWindowModel) Script() func(RecordedRequest) *ScriptedResponse {
+	return func(req RecordedRequest) *ScriptedResponse {
+		ep := wire.Detect(req.Path, req.Body)
+		n := len(req.Body) / 4
+		if n <= m.Window {
+			if ep.Dialect == wire.OpenAIResponses {
+				if gjson.GetBytes(req.Body, "stream").Bool() {
+					return responsesStreamAnswer("It fits now.")
+				}
+				return plainAnswer(ep.Dialect)
+			}
+			return nil // the fake upstream's default answer
+		}
+		in, w := strconv.Itoa(n), strconv.Itoa(m.Window)
+		switch ep.Dialect {
+		case wire.Anthropic:
+			return ErrorForm{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ` + in + ` tokens > ` + w + ` maximum"},"request_id":"req_011CU"}`}.Response()
+		case wire.OpenAIChat:
+			return ErrorForm{Status: 400, Body: `{"error":{"message":"This model's maximum context length is ` + w + ` tokens. However, your messages resulted in ` + in +
+				` tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`}.Response()
+		case wire.OpenAIResponses:
+			return ErrorForm{Status: 400, Body: `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`}.Response()
+		}
+		return nil
+	}
+}
+
+// responsesStreamAnswer is a short Responses stream (the events of
+// platform.openai.com/docs/api-reference/responses-streaming).
+func responsesStreamAnswer(text string) *ScriptedResponse {
+	q := string(wire.QuoteString(text))
+	return sseResponse([][]byte{
+		[]byte("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"created_at\":1700000000,\"status\":\"in_progress\",\"model\":\"gpt-5-codex\",\"output\":[]}}\n\n"),
+		[]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":" + q + "}\n\n"),
+		[]byte("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"created_at\":1700000000,\"status\":\"completed\",\"model\":\"gpt-5-codex\",\"output\":[{\"type\":\"message\",\"id\":\"msg_1\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":" + q + ",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":10,\"output_tokens\":3,\"total_tokens\":13}}}\n\n"),
+	})
+}
