@@ -362,3 +362,25 @@ func TestOverflowFallbackModel(t *testing.T) {
 		}
 	}
 }
+
+// TestOverflowInStreamCanonicalAnthropic: an Anthropic stream that opens
+// with Bedrock's words for an overflow (as a router relays it) ends, when
+// no rung fixes it, with Anthropic's own error event, which
+// anthropic-sdk-go surfaces with "prompt is too long".
+func TestOverflowInStreamCanonicalAnthropic(t *testing.T) {
+	relayed := &testenv.ScriptedResponse{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Chunks: [][]byte{[]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"Input is too long for requested model.\"}}\n\n")}}
+	for _, mode := range recoveryModes {
+		up := testenv.NewFakeUpstream()
+		up.SetScript(func(testenv.RecordedRequest) *testenv.ScriptedResponse { return relayed })
+		r := harness{config: noCompress, respMode: mode, seed: 33, upstream: up}.start(t)
+		_, body := overflowRequest(wire.Anthropic, "", true)
+		c := anthropicCall(t, r.proxyURL, body)
+		if c.err == nil || !strings.Contains(c.err.Error(), "prompt is too long: ") {
+			t.Errorf("%s: client got %v", mode, c.err)
+		}
+		if n := len(up.Requests()); n < 2 {
+			t.Errorf("%s: upstream got %d requests; the ladder should have tried", mode, n)
+		}
+	}
+}
