@@ -384,3 +384,32 @@ func TestOverflowInStreamCanonicalAnthropic(t *testing.T) {
 		}
 	}
 }
+
+// TestOverflowExhaustedCanonicalGeminiBedrock: Gemini and Bedrock Converse
+// clients (raw HTTP: no Go SDK of theirs in this repository) get their
+// provider's overflow form too.
+func TestOverflowExhaustedCanonicalGeminiBedrock(t *testing.T) {
+	for _, mode := range recoveryModes {
+		up := testenv.NewFakeUpstream()
+		r := harness{config: noCompress, respMode: mode, seed: 34, upstream: up}.start(t)
+		for _, f := range nonCanonical[:2] { // the HTML 413 and OpenRouter's opaque 400
+			up.Reset()
+			up.SetScript(testenv.AlwaysError(f.form))
+			path, body := overflowRequest(wire.Gemini, "", false)
+			a := postRaw(t, r.proxyURL+path, body, "x-goog-api-key", "k-25")
+			if a.status != 400 || gjson.GetBytes(a.body, "error.status").String() != "INVALID_ARGUMENT" ||
+				!strings.Contains(gjson.GetBytes(a.body, "error.message").String(), "exceeds the maximum number of tokens allowed") ||
+				a.header.Get(extproc.RecoveryHeader) != "exhausted" {
+				t.Errorf("%s/%s/gemini: %d %s", mode, f.name, a.status, a.body)
+			}
+			up.Reset()
+			path, body = overflowRequest(wire.Bedrock, "", false)
+			a = postRaw(t, r.proxyURL+path, body, "authorization", "Bearer bedrock-api-key-25")
+			if a.status != 400 || !strings.HasPrefix(a.header.Get("x-amzn-errortype"), "ValidationException") ||
+				gjson.GetBytes(a.body, "message").String() != "Input is too long for requested model." ||
+				a.header.Get(extproc.RecoveryHeader) != "exhausted" {
+				t.Errorf("%s/%s/bedrock: %d %q %s", mode, f.name, a.status, a.header.Get("x-amzn-errortype"), a.body)
+			}
+		}
+	}
+}
