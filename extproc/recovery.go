@@ -400,8 +400,16 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		}
 		p := x.profile.tiersRung()
 		if x.ladder.window > 0 {
-			w := x.ladderWindow()
-			p.tiers.Window = func(string) int { return w }
+			// The provider's stated window, unless the tiers' own is smaller.
+			w, own := x.ladderWindow(), p.tiers.Window
+			p.tiers.Window = func(model string) int {
+				if own != nil {
+					if o := own(model); o > 0 && o < w {
+						return o
+					}
+				}
+				return w
+			}
 		}
 		rr, err := rewriteRequestBody(x.ctx, p, store, x.refEnv(), x.endpoint, ask, x.clientBody)
 		if err != nil || rr.tiers == nil || rr.tiers.Stats.Summarized+rr.tiers.Stats.Inputs == 0 {
