@@ -2,6 +2,7 @@ package extproc
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"strings"
 
@@ -124,4 +125,24 @@ func logSnippet(b []byte) string {
 		b = b[:512]
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// plainErrorBody is an error body as the classifier must read it: decoded
+// when it came gzip-encoded (nginx compresses its own error pages for
+// clients that accept gzip, and SDK clients do), at most max_error_bytes;
+// the body as it came otherwise, or when it does not decode.
+func (x *exchange) plainErrorBody(headers map[string]string, body []byte) []byte {
+	if !strings.EqualFold(strings.TrimSpace(headers["content-encoding"]), "gzip") {
+		return body
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return body
+	}
+	limit := int64(x.profile.Recovery.MaxErrorBytes)
+	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if err != nil || int64(len(out)) > limit {
+		return body
+	}
+	return out
 }

@@ -110,7 +110,9 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		resps := []*extprocv3.ProcessingResponse{x.withReceipt(headersResponse(dirResponse, &extprocv3.CommonResponse{}))}
 		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
 	}
-	v := overflow.Classify(h.status, headerMap(h.headers), h.body)
+	hdr := headerMap(h.headers)
+	plain := x.plainErrorBody(hdr, h.body)
+	v := overflow.Classify(h.status, hdr, plain)
 	if !v.Match() {
 		return unchanged()
 	}
@@ -160,7 +162,7 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		}
 		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
 	}
-	if a, ok := x.failedAnswer(v, res, h.status, headerMap(h.headers), h.body); ok {
+	if a, ok := x.failedAnswer(v, res, h.status, hdr, plain); ok {
 		x.held = nil
 		mutation := x.recoveredHeaders(a.status, a.contentType, recoveryExhausted)
 		mutation.SetHeaders = append(mutation.SetHeaders, a.extra...)
@@ -173,7 +175,9 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 // recoverBuffered is the whole-body answer to a BUFFERED error: the
 // headers are still held, so status and content-type change with the body.
 func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
-	v := overflow.Classify(status, headerMap(hm), body)
+	hdr := headerMap(hm)
+	plain := x.plainErrorBody(hdr, body)
+	v := overflow.Classify(status, hdr, plain)
 	if !v.Match() {
 		return body, false, nil
 	}
@@ -202,7 +206,7 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 		x.resp.headers = mutation
 		return out, true, nil
 	}
-	if a, ok := x.failedAnswer(v, res, status, headerMap(hm), body); ok {
+	if a, ok := x.failedAnswer(v, res, status, hdr, plain); ok {
 		x.resp.headers = x.recoveredHeaders(a.status, a.contentType, recoveryExhausted)
 		x.resp.headers.SetHeaders = append(x.resp.headers.SetHeaders, a.extra...)
 		return a.body, true, nil
@@ -217,7 +221,9 @@ func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.Head
 	m := &extprocv3.HeaderMutation{
 		SetHeaders: []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung),
 			setHeader(ReceiptHeader, x.receipt().String())},
-		RemoveHeaders: []string{"content-length"},
+		// The answer is the replay's or toolproc's own, never encoded: the
+		// replay asks for no encoding (replayDropped).
+		RemoveHeaders: []string{"content-length", "content-encoding"},
 	}
 	if ct != "" {
 		m.SetHeaders = append(m.SetHeaders, setHeader("content-type", ct))

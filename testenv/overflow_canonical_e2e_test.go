@@ -223,6 +223,7 @@ var nonCanonical = []struct {
 	form testenv.ErrorForm
 }{
 	{"html 413", testenv.HTML413},
+	{"gzip html 413", testenv.HTML413Gzip},
 	{"openrouter opaque 400", testenv.OpenRouterOpaque},
 	{"bedrock ValidationException", testenv.BedrockValidation},
 	{"gemini INVALID_ARGUMENT", testenv.GeminiInvalidArgument},
@@ -392,7 +393,7 @@ func TestOverflowExhaustedCanonicalGeminiBedrock(t *testing.T) {
 	for _, mode := range recoveryModes {
 		up := testenv.NewFakeUpstream()
 		r := harness{config: noCompress, respMode: mode, seed: 34, upstream: up}.start(t)
-		for _, f := range nonCanonical[:2] { // the HTML 413 and OpenRouter's opaque 400
+		for _, f := range nonCanonical[:3] { // the HTML 413s and OpenRouter's opaque 400
 			up.Reset()
 			up.SetScript(testenv.AlwaysError(f.form))
 			path, body := overflowRequest(wire.Gemini, "", false)

@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,6 +19,11 @@ var (
 	// (nginx's built-in error page for 413).
 	HTML413 = ErrorForm{Status: 413, Header: http.Header{"Content-Type": {"text/html"}},
 		Body: "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"}
+	// HTML413Gzip is the same page gzip-encoded, as nginx sends it to a
+	// client that accepts gzip (gzip on; text/html is always among
+	// gzip_types).
+	HTML413Gzip = ErrorForm{Status: 413, Header: http.Header{"Content-Type": {"text/html"}, "Content-Encoding": {"gzip"}},
+		Body: gzipString(HTML413.Body)}
 	// OpenRouterOpaque is OpenRouter's 400 whose metadata.raw is "ERROR".
 	OpenRouterOpaque = ErrorForm{Status: 400, Body: OpenRouterRawError.Body}
 	// BedrockValidation is Bedrock Converse's overflow: a ValidationException.
@@ -163,4 +170,12 @@ func responsesStreamAnswer(text string) *ScriptedResponse {
 		[]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":" + q + "}\n\n"),
 		[]byte("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"created_at\":1700000000,\"status\":\"completed\",\"model\":\"gpt-5-codex\",\"output\":[{\"type\":\"message\",\"id\":\"msg_1\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":" + q + ",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":10,\"output_tokens\":3,\"total_tokens\":13}}}\n\n"),
 	})
+}
+
+func gzipString(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return b.String()
 }
