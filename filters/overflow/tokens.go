@@ -34,7 +34,9 @@ func (t Tokens) OutputFit() (n int, ok bool) {
 //   - OpenAI Chat (and vLLM, OpenRouter) when the completion does not fit:
 //     "maximum context length is 128000 tokens. However, you requested
 //     140000 tokens (100000 in the messages, 40000 in the completion)", and
-//     the older "(3200 in your prompt; 1000 for the completion)".
+//     the older "(3200 in your prompt; 1000 for the completion)"; OpenRouter's
+//     "requested about N tokens (X of text input, Y of tool input, Z in the
+//     output)".
 //   - Input-only overflows: Anthropic "prompt is too long: 213462 tokens >
 //     200000 maximum", OpenAI "maximum context length is 8192 tokens.
 //     However, your messages resulted in 48227 tokens", Gemini "The input
@@ -48,6 +50,8 @@ var tokenPatterns = []struct {
 		func(m []int) Tokens { return Tokens{Input: m[0], Output: m[1], Limit: m[2], OutputNamed: true} }},
 	{regexp.MustCompile(`maximum context length is (\d+) tokens[^\n]*?requested (?:about )?\d+ tokens \((\d+) (?:in the messages|in your prompt|of text input)[,;] (\d+) (?:in the completion|for the completion|in the output)\)`),
 		func(m []int) Tokens { return Tokens{Limit: m[0], Input: m[1], Output: m[2], OutputNamed: true} }},
+	{regexp.MustCompile(`maximum context length is (\d+) tokens[^\n]*?requested about \d+ tokens \((\d+) of text input, (\d+) of tool input, (\d+) in the output\)`),
+		func(m []int) Tokens { return Tokens{Limit: m[0], Input: m[1] + m[2], Output: m[3], OutputNamed: true} }},
 	{regexp.MustCompile(`prompt is too long: (\d+) tokens > (\d+) maximum`),
 		func(m []int) Tokens { return Tokens{Input: m[0], Limit: m[1]} }},
 	{regexp.MustCompile(`maximum context length is (\d+) tokens[^\n]*?(?:messages resulted in|requested about|requested) (\d+) tokens`),
