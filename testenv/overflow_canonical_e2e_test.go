@@ -10,6 +10,7 @@ package testenv_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -411,6 +412,39 @@ func TestOverflowExhaustedCanonicalGeminiBedrock(t *testing.T) {
 				a.header.Get(extproc.RecoveryHeader) != "exhausted" {
 				t.Errorf("%s/%s/bedrock: %d %q %s", mode, f.name, a.status, a.header.Get("x-amzn-errortype"), a.body)
 			}
+		}
+	}
+}
+
+// TestOverflowMaxTokensInStream: OpenRouter opens a 200 stream with the
+// overflow as its first chunk, blaming the output; the gate's ladder
+// lowers max_tokens alone and the client reads the replay's stream.
+func TestOverflowMaxTokensInStream(t *testing.T) {
+	const window = 20_000
+	body := []byte(`{"model":"deepseek/deepseek-chat","stream":true,"max_tokens":40000,"messages":[{"role":"user","content":"Summarise the release notes of the last three versions, one paragraph each."}]}`)
+	in := len(gjson.GetBytes(body, "messages").Raw) / 4
+	script := func(req testenv.RecordedRequest) *testenv.ScriptedResponse {
+		out := int(gjson.GetBytes(req.Body, "max_tokens").Int())
+		if in+out <= window {
+			return nil
+		}
+		msg := fmt.Sprintf("This endpoint's maximum context length is %d tokens. However, you requested about %d tokens (%d of text input, %d in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", window, in+out, in, out)
+		chunk := `data: {"id":"gen-1","object":"chat.completion.chunk","created":1700000000,"model":"deepseek/deepseek-chat","error":{"code":400,"message":` + string(wire.QuoteString(msg)) + `},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}` + "\n\n"
+		return &testenv.ScriptedResponse{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Chunks: [][]byte{[]byte(": OPENROUTER PROCESSING\n\n"), []byte(chunk), []byte("data: [DONE]\n\n")}}
+	}
+	for _, mode := range recoveryModes {
+		up := testenv.NewFakeUpstream()
+		up.SetScript(script)
+		r := harness{respMode: mode, seed: 35, upstream: up}.start(t)
+		c := openAICall(t, r.proxyURL, wire.OpenAIChat, body)
+		if c.err != nil || c.text == "" {
+			t.Fatalf("%s: client got %v (text %q)", mode, c.err, c.text)
+		}
+		reqs := up.Requests()
+		want, _ := sjson.SetBytes(body, "max_tokens", window-in)
+		if len(reqs) != 2 || string(reqs[1].Body) != string(want) {
+			t.Errorf("%s: %d upstream requests; replay %s", mode, len(reqs), reqs[len(reqs)-1].Body)
 		}
 	}
 }
