@@ -321,7 +321,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			x.rung = rung // for the receipt, the audit line and the metadata
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryRecovered).Inc()
 			x.log.Warn("overflow recovered by replay", "provider", v.Provider, "class", string(v.Class),
-				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body))
+				"reason", v.Reason, "rung", rung, "replays", x.replays, "bytes", len(body), "compaction", x.ladder.compaction)
 			return res
 		}
 		errBody, err := readReplay(resp.Body, int64(rp.MaxErrorBytes))
