@@ -206,6 +206,17 @@ type RecoveryProfile struct {
 	DefaultWindow int            `json:"default_window"`
 	// MaxErrorBytes bounds how much of an error answer is held to classify it.
 	MaxErrorBytes int `json:"max_error_bytes"`
+	// MinOutputTokens is the floor of the max_tokens rung: it never lowers
+	// the requested output below this many tokens.
+	MinOutputTokens int `json:"min_output_tokens"`
+	// FallbackModels maps a model (prefix, longest wins) to a model with a
+	// larger window on the same route, replayed after every rung failed.
+	// Empty: no fallback.
+	FallbackModels map[string]string `json:"fallback_models"`
+	// CanonicalErrors answers an overflow that recovery could not fix (or
+	// did not try) in the client's dialect's canonical overflow form, so
+	// the client's own recovery (compaction) starts.
+	CanonicalErrors bool `json:"canonical_errors"`
 }
 
 // CompressProfile configures compression with shadow references.
@@ -637,6 +648,14 @@ func (c *Config) Validate() error {
 		if rp.TruncateChars < 16 || rp.DefaultWindow < 1024 || rp.MaxErrorBytes < 1024 {
 			bad(key+".recovery", "truncate_chars must be at least 16, default_window at least 1024, max_error_bytes at least 1024")
 		}
+		if rp.MinOutputTokens < 1 {
+			bad(key+".recovery.min_output_tokens", "must be at least 1, got %d", rp.MinOutputTokens)
+		}
+		for m, to := range rp.FallbackModels {
+			if m == "" || to == "" || strings.EqualFold(m, to) {
+				bad(key+".recovery.fallback_models", "entry %q: a model prefix and a different model to replay with", m)
+			}
+		}
 		for m, w := range rp.Windows {
 			if m == "" || w < 1024 {
 				bad(key+".recovery.windows", "entry %q: a model prefix and a window of at least 1024 tokens", m)
@@ -691,7 +710,7 @@ func (c *Config) ProfileNames() []string {
 }
 
 // rungNames are the recovery rungs a profile can name.
-var rungNames = []string{"tiers", "clamp", "compress", "truncate"}
+var rungNames = []string{rungMaxTokens, "tiers", "clamp", "compress", "truncate"}
 
 // strategyNames are the compression strategies a profile can name.
 var strategyNames = []string{"structural", "simple", "llm", "passthrough"}

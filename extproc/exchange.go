@@ -242,12 +242,14 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	ct := getHeader(hm, "content-type")
 	enc := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
 	d := string(x.dialect)
+	if status != "200" {
+		// An error may come gzip-encoded (a front proxy's HTML 413):
+		// recovery reads it decoded (plainErrorBody).
+		return x.onErrorHeaders(status, hm, resp)
+	}
 	if enc != "" && enc != "identity" {
 		x.srv.metrics.Responses.WithLabelValues(d, "passthrough_encoded").Inc()
 		return resp
-	}
-	if status != "200" {
-		return x.onErrorHeaders(status, hm, resp)
 	}
 	repair, ok := x.planSuccess(ct)
 	x.releaseBodies()

@@ -174,12 +174,14 @@ func TestPanicReleasesHeldErrorAnswer(t *testing.T) {
 	s := testServer(t, "")
 	x := newTestExchange(s)
 	x.handle(reqHeaders("/v1/chat/completions", modeDuplex, modeDuplex))
-	x.handle(reqBody(openAIBody("small"), true))
+	x.handle(reqBody(openAIBody(bigToolOutput()), true))
 	if resps := x.handle(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
 		ResponseHeaders: hdrs(":status", "400", "content-type", "application/json")}}); len(resps) != 0 || x.recovery.held == nil {
 		t.Fatalf("error headers not held: %v", resps)
 	}
-	x.rewrite.clientAsk = nil // recovery now dereferences nil: a stand-in for any bug on that path
+	// A replay client without a base URL dereferences nil: a stand-in for
+	// any bug on the recovery path.
+	x.srv.replay = &ReplayClient{route: replayRoute{prefixes: []string{""}}}
 	errBody := []byte(`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
 	var headers int
 	var got []byte

@@ -64,7 +64,7 @@ var neverOverflow = map[string]bool{"401": true, "403": true, "404": true, "429"
 // errors that open a 200 stream (the overflow gate).
 func (x *exchange) onErrorHeaders(status string, hm *corev3.HeaderMap, resp *extprocv3.ProcessingResponse) *extprocv3.ProcessingResponse {
 	code, err := strconv.Atoi(status)
-	if err != nil || code < 400 || neverOverflow[status] || !x.recoverable() || !x.resp.known {
+	if err != nil || code < 400 || neverOverflow[status] || !x.holdsErrors() || !x.resp.known {
 		return resp
 	}
 	switch x.resp.mode {
@@ -111,11 +111,13 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 		resps := []*extprocv3.ProcessingResponse{x.withReceipt(headersResponse(dirResponse, &extprocv3.CommonResponse{}))}
 		return append(resps, streamedResponses(dirResponse, h.body, eos)...)
 	}
-	v := overflow.Classify(h.status, headerMap(h.headers), h.body)
+	hdr := headerMap(h.headers)
+	plain := x.plainErrorBody(hdr, h.body)
+	v := overflow.Classify(h.status, hdr, plain)
 	if !v.Match() {
 		return unchanged()
 	}
-	res := x.runLadder(v)
+	res := x.tryLadder(v)
 	switch {
 	case res.resp != nil:
 		defer res.resp.Body.Close()
@@ -160,11 +162,13 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 			}
 		}
 		return streamedResponses(dirResponse, repair.Stream.Close(), eos)
-	case res.status != 0:
+	}
+	if a, ok := x.failedAnswer(v, res, h.status, hdr, plain); ok {
 		x.recovery.held = nil
-		mutation := x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
+		mutation := x.recoveredHeaders(a.status, a.contentType, recoveryExhausted)
+		mutation.SetHeaders = append(mutation.SetHeaders, a.extra...)
 		resps := []*extprocv3.ProcessingResponse{headersResponse(dirResponse, &extprocv3.CommonResponse{HeaderMutation: mutation})}
-		return append(resps, streamedResponses(dirResponse, res.body, eos)...)
+		return append(resps, streamedResponses(dirResponse, a.body, eos)...)
 	}
 	return unchanged()
 }
@@ -172,11 +176,13 @@ func (x *exchange) finishHeldError(eos bool) []*extprocv3.ProcessingResponse {
 // recoverBuffered is the whole-body answer to a BUFFERED error: the
 // headers are still held, so status and content-type change with the body.
 func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte) ([]byte, bool, *extprocv3.ImmediateResponse) {
-	v := overflow.Classify(status, headerMap(hm), body)
+	hdr := headerMap(hm)
+	plain := x.plainErrorBody(hdr, body)
+	v := overflow.Classify(status, hdr, plain)
 	if !v.Match() {
 		return body, false, nil
 	}
-	res := x.runLadder(v)
+	res := x.tryLadder(v)
 	switch {
 	case res.resp != nil:
 		defer res.resp.Body.Close()
@@ -200,9 +206,11 @@ func (x *exchange) recoverBuffered(status int, hm *corev3.HeaderMap, body []byte
 		}
 		x.resp.headers = mutation
 		return out, true, nil
-	case res.status != 0:
-		x.resp.headers = x.recoveredHeaders(res.status, res.contentType, recoveryExhausted)
-		return res.body, true, nil
+	}
+	if a, ok := x.failedAnswer(v, res, status, hdr, plain); ok {
+		x.resp.headers = x.recoveredHeaders(a.status, a.contentType, recoveryExhausted)
+		x.resp.headers.SetHeaders = append(x.resp.headers.SetHeaders, a.extra...)
+		return a.body, true, nil
 	}
 	return body, false, nil
 }
@@ -214,7 +222,9 @@ func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.Head
 	m := &extprocv3.HeaderMutation{
 		SetHeaders: []*corev3.HeaderValueOption{setHeader(":status", strconv.Itoa(status)), setHeader(RecoveryHeader, rung),
 			setHeader(ReceiptHeader, x.receipt().String())},
-		RemoveHeaders: []string{"content-length"},
+		// The answer is the replay's or toolproc's own, never encoded: the
+		// replay asks for no encoding (replayDropped).
+		RemoveHeaders: []string{"content-length", "content-encoding"},
 	}
 	if ct != "" {
 		m.SetHeaders = append(m.SetHeaders, setHeader("content-type", ct))
@@ -225,13 +235,13 @@ func (x *exchange) recoveredHeaders(status int, ct, rung string) *extprocv3.Head
 // Recover implements stream.Recoverer: an overflow error opened a 200
 // stream before anything reached the client.
 func (x *exchange) Recover(v overflow.Verdict) (io.ReadCloser, error) {
-	res := x.runLadder(v)
+	res := x.tryLadder(v)
 	if res.resp == nil {
-		return nil, errNotRecovered
+		return x.canonicalStream(v, errNotRecovered)
 	}
 	if !stream.IsSSE(res.resp.Header.Get("content-type")) {
 		res.resp.Body.Close()
-		return nil, errRecoveryNotStream
+		return x.canonicalStream(v, errRecoveryNotStream)
 	}
 	return res.resp.Body, nil
 }
@@ -253,6 +263,7 @@ type ladderResult struct {
 	tried       int
 	status      int
 	contentType string
+	headers     map[string]string // lower-case keys
 	body        []byte
 }
 
@@ -265,20 +276,19 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 	if x.recovery.rungsUsed == nil {
 		x.recovery.rungsUsed = map[string]bool{}
 	}
-	rungs := rp.Rungs
-	if v.Class == overflow.ProviderLimit {
-		rungs = rp.ProviderLimitRungs
-	}
+	x.noteVerdict(v)
 	var res ladderResult
-	for _, rung := range rungs {
-		if x.recovery.replays >= rp.MaxReplays {
+	for _, rung := range x.ladderRungs(v) {
+		// The fallback model is the last resort and has a replay of its
+		// own: the rungs before it may have used max_replays.
+		if x.recovery.replays >= rp.MaxReplays && (rung != rungFallback || x.recovery.replays > rp.MaxReplays) {
 			break
 		}
 		if x.recovery.rungsUsed[rung] {
 			continue
 		}
 		x.recovery.rungsUsed[rung] = true
-		body, injected, ok := x.shapedRungBody(rung)
+		body, injected, ok := x.ladderBody(rung, v)
 		if !ok {
 			continue
 		}
@@ -308,7 +318,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 				if lv.Match() {
 					resp.Body.Close()
 					m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, "still_overflow").Inc()
-					res.status, res.contentType, res.body = http.StatusOK, ct, prefix
+					res.status, res.contentType, res.headers, res.body = http.StatusOK, ct, lowerHeader(resp.Header), prefix
 					continue
 				}
 				resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(prefix), resp.Body), Closer: resp.Body}
@@ -320,7 +330,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			x.recovery.rung = rung // for the receipt, the audit line and the metadata
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryRecovered).Inc()
 			x.log.Warn("overflow recovered by replay", "provider", v.Provider, "class", string(v.Class),
-				"reason", v.Reason, "rung", rung, "replays", x.recovery.replays, "bytes", len(body))
+				"reason", v.Reason, "rung", rung, "replays", x.recovery.replays, "bytes", len(body), "compaction", x.recovery.ladder.compaction)
 			return res
 		}
 		errBody, err := readReplay(resp.Body, int64(rp.MaxErrorBytes))
@@ -332,8 +342,9 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 			x.log.Warn("overflow recovery replay unreadable", "rung", rung, "error", err.Error())
 			break
 		}
-		res.status, res.contentType, res.body = resp.StatusCode, ct, errBody
+		res.status, res.contentType, res.headers, res.body = resp.StatusCode, ct, lowerHeader(resp.Header), errBody
 		next := overflow.Classify(resp.StatusCode, lowerHeader(resp.Header), errBody)
+		x.noteVerdict(next)
 		if !next.Match() {
 			// A different error now: that is the answer.
 			m.Recoveries.WithLabelValues(v.Provider, string(v.Class), rung, recoveryNotOurs).Inc()
@@ -381,10 +392,14 @@ func (x *exchange) shapedRungBody(rung string) (body []byte, injected, ok bool) 
 
 func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 	rp := x.profile.Recovery
-	budget := overflow.ShareBytes(overflow.Window(x.rewrite.model, x.srv.windows(rp), rp.DefaultWindow), rp.ContextShare)
+	budget := overflow.ShareBytes(x.ladderWindow(), rp.ContextShare)
 	keep := x.profile.Clamp.ClampLimits().Keep
 	ask := *x.rewrite.clientAsk
-	resolvable := x.rewrite.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && wire.ExpandResolvable(x.endpoint, ask, x.recovery.clientBody)
+	// A compaction request is cut without references: the summary must be
+	// written from what the request holds, and a summariser that expands
+	// originals brings back the bytes that overflowed.
+	resolvable := x.rewrite.refs && x.srv.store != nil && x.profile.Expand.MaxLoops > 0 && x.recovery.ladder.compaction == "" &&
+		wire.ExpandResolvable(x.endpoint, ask, x.recovery.clientBody)
 	run := func(src []byte, filters ...pipeline.Filter) ([]byte, pipeline.Report, bool) {
 		out, rep, err := pipeline.New(filters...).RunEndpoint(x.endpoint, src)
 		return out, rep, err == nil && rep.Changed()
@@ -398,7 +413,20 @@ func (x *exchange) rungBody(rung string) (body []byte, injected, ok bool) {
 		if resolvable {
 			store = x.srv.store
 		}
-		rr, err := rewriteRequestBody(x.ctx, x.profile.tiersRung(), store, x.refEnv(), x.endpoint, ask, x.recovery.clientBody)
+		p := x.profile.tiersRung()
+		if x.recovery.ladder.window > 0 {
+			// The provider's stated window, unless the tiers' own is smaller.
+			w, own := x.ladderWindow(), p.tiers.Window
+			p.tiers.Window = func(model string) int {
+				if own != nil {
+					if o := own(model); o > 0 && o < w {
+						return o
+					}
+				}
+				return w
+			}
+		}
+		rr, err := rewriteRequestBody(x.ctx, p, store, x.refEnv(), x.endpoint, ask, x.recovery.clientBody)
 		if err != nil || rr.tiers == nil || rr.tiers.Stats.Summarized+rr.tiers.Stats.Inputs == 0 {
 			return nil, false, false
 		}

@@ -12,4 +12,6 @@ type recoveryState struct {
 	// held is a FULL_DUPLEX error answer held until its body is classified.
 	held *heldError
 	rung string // the rung whose replay answered, for the receipt and the audit line
+	// ladder is what the ladder's rungs share (ladder_rungs.go).
+	ladder ladderState
 }

@@ -290,7 +290,10 @@ func TestOverflowTiersRung(t *testing.T) {
 				if !stream {
 					body = bytes.Replace(body, []byte(`"stream":true`), []byte(`"stream":false`), 1)
 				}
-				errBody := testenv.OpenAIContextLength
+				// The provider's message states its window, and the ladder
+				// sizes its cuts to it: state the window this stand-in
+				// enforces (MaxBody bytes at four bytes a token).
+				errBody := testenv.OverflowError{Status: 400, Body: fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, len(body)/8, len(body)/4)}
 				if d == wire.Anthropic {
 					errBody = testenv.AnthropicPromptTooLong
 				}

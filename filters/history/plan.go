@@ -47,10 +47,11 @@ type plan struct {
 // each one the model answered), the estimated bytes of the request that
 // ended there: the prompt outside the message list (tools, system), the
 // messages up to it, less the thinking blocks the provider drops from
-// earlier turns. Request parameters are left out, so a conversation
-// estimates the same whether this request streams or not. It is a pure function of
-// the request, and every earlier request of an append-only conversation is
-// one of these prefixes, so it sees the same sizes.
+// earlier turns, and whatever comes before an Anthropic compaction block.
+// Request parameters are left out, so a conversation estimates the same
+// whether this request streams or not. It is a pure function of the
+// request, and every earlier request of an append-only conversation is one
+// of these prefixes, so it sees the same sizes.
 func sizes(c *wire.Conversation) (points []point) {
 	if len(c.Msgs) == 0 {
 		return nil
@@ -58,7 +59,13 @@ func sizes(c *wire.Conversation) (points []point) {
 	listStart := c.Msgs[0].Span.Start
 	fixed := c.HeadBytes()
 	thinking, dropped := 0, 0
+	cuts := compactionStarts(c)
 	for m, msg := range c.Msgs {
+		if at, ok := cuts[m]; ok {
+			// Everything before a compaction block is dropped, the
+			// thinking of earlier turns with it.
+			listStart, thinking, dropped = at, 0, 0
+		}
 		if msg.Prompt {
 			// A new user turn: thinking of every earlier turn stops counting.
 			dropped = thinking

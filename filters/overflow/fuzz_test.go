@@ -1,6 +1,10 @@
 package overflow
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/toolproc/toolproc/filters/wire"
+)
 
 func FuzzClassify(f *testing.F) {
 	for _, r := range rows {
@@ -24,6 +28,12 @@ func FuzzClassify(f *testing.F) {
 		if v.Provider == "" {
 			t.Fatalf("empty provider")
 		}
+		if fit, ok := v.Tokens.OutputFit(); ok && (fit <= 0 || fit >= v.Tokens.Limit) {
+			t.Fatalf("output fit %d of %+v", fit, v.Tokens)
+		}
+		if v.Class == NotOurs && v.Tokens != (Tokens{}) {
+			t.Fatalf("counts without an overflow: %+v", v)
+		}
 		// Deterministic.
 		if w := Classify(status, hdr, body); w != v {
 			t.Fatalf("non-deterministic: %+v vs %+v", v, w)
@@ -34,6 +44,28 @@ func FuzzClassify(f *testing.F) {
 		}
 		if s.Provider == "" {
 			t.Fatalf("empty stream provider")
+		}
+	})
+}
+
+func FuzzCompactionKind(f *testing.F) {
+	f.Add(`{"input":[{"type":"compaction_trigger"}]}`, 0)
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"text","text":"a detailed summary of the conversation so far"}]}]}`, 1)
+	f.Add(`{"messages":[{"role":"user","content":"Provide a detailed prompt for continuing our conversation above."}]}`, 2)
+	dialects := []wire.Dialect{wire.OpenAIResponses, wire.Anthropic, wire.OpenAIChat, wire.Gemini, wire.Bedrock}
+	f.Fuzz(func(t *testing.T, body string, d int) {
+		dl := dialects[uint(d)%uint(len(dialects))]
+		k := CompactionKind(dl, []byte(body))
+		if k != "" && k != CompactionCodex && k != CompactionSummary {
+			t.Fatalf("kind %q", k)
+		}
+		if k == CompactionCodex && dl != wire.OpenAIResponses {
+			t.Fatalf("codex kind for %s", dl)
+		}
+		for _, c := range []int{0, 1, 1 << 20} {
+			if ev, ok := CanonicalStreamError(dl, c, c/2); ok && len(ev) == 0 {
+				t.Fatal("empty stream form")
+			}
 		}
 	})
 }

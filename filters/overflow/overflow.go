@@ -54,6 +54,9 @@ type Verdict struct {
 	// Reason names the rule that decided (short and content-free). It is
 	// empty only when nothing matched at all.
 	Reason string
+	// Tokens are the counts the error message states, when it states any
+	// (zero otherwise).
+	Tokens Tokens
 }
 
 // Match reports whether the verdict asks for recovery (any class but NotOurs).
@@ -100,21 +103,21 @@ func Classify(status int, headers map[string]string, body []byte) Verdict {
 		}
 	}
 	if status == 429 {
-		return Verdict{NotOurs, info.provider, "status_429"}
+		return Verdict{Class: NotOurs, Provider: info.provider, Reason: "status_429"}
 	}
 	if status < 400 && !info.isErr {
-		return Verdict{NotOurs, info.provider, ""}
+		return Verdict{Class: NotOurs, Provider: info.provider, Reason: ""}
 	}
 	if status == 400 && info.rawIsStr && info.raw == "ERROR" {
-		return Verdict{ProviderLimit, ProviderOpenRouter, "openrouter_raw_error"}
+		return Verdict{Class: ProviderLimit, Provider: ProviderOpenRouter, Reason: "openrouter_raw_error"}
 	}
 	if v, ok := decide(info); ok {
 		return v
 	}
 	if status == 413 {
-		return Verdict{PayloadTooLarge, info.provider, "status_413"}
+		return Verdict{Class: PayloadTooLarge, Provider: info.provider, Reason: "status_413"}
 	}
-	return Verdict{NotOurs, info.provider, ""}
+	return Verdict{Class: NotOurs, Provider: info.provider, Reason: ""}
 }
 
 // ClassifyStreamEvent decides from the first error event of an HTTP 200 SSE
@@ -127,7 +130,7 @@ func ClassifyStreamEvent(eventName string, data []byte) Verdict {
 	name := strings.ToLower(strings.TrimSpace(eventName))
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
-		return Verdict{NotOurs, ProviderUnknown, ""}
+		return Verdict{Class: NotOurs, Provider: ProviderUnknown, Reason: ""}
 	}
 	typ := root.Get("type").String()
 	var info errInfo
@@ -135,7 +138,7 @@ func ClassifyStreamEvent(eventName string, data []byte) Verdict {
 	case name == "response.failed" || typ == "response.failed":
 		e := root.Get("response.error")
 		if !e.IsObject() {
-			return Verdict{NotOurs, ProviderOpenAI, ""}
+			return Verdict{Class: NotOurs, Provider: ProviderOpenAI, Reason: ""}
 		}
 		info = fromErrorObject(e)
 		info.provider = ProviderOpenAI
@@ -152,7 +155,7 @@ func ClassifyStreamEvent(eventName string, data []byte) Verdict {
 	default:
 		e := root.Get("error")
 		if !e.Exists() || e.Type == gjson.Null {
-			return Verdict{NotOurs, ProviderUnknown, ""}
+			return Verdict{Class: NotOurs, Provider: ProviderUnknown, Reason: ""}
 		}
 		info = extractRoot(root, false)
 		if info.provider == ProviderUnknown {
@@ -163,7 +166,7 @@ func ClassifyStreamEvent(eventName string, data []byte) Verdict {
 	if v, ok := decide(info); ok {
 		return v
 	}
-	return Verdict{NotOurs, info.provider, ""}
+	return Verdict{Class: NotOurs, Provider: info.provider, Reason: ""}
 }
 
 // decide applies the structured-code, exclusion and message rules shared by
@@ -176,12 +179,12 @@ func decide(info errInfo) (Verdict, bool) {
 	// 1. Structured codes.
 	for _, c := range info.codes {
 		if r, ok := notOursCodes[c]; ok {
-			return Verdict{NotOurs, p, r}, true
+			return Verdict{Class: NotOurs, Provider: p, Reason: r}, true
 		}
 	}
 	for _, c := range info.codes {
 		if cl, ok := matchCodes[c]; ok {
-			return Verdict{cl, p, "code:" + c}, true
+			return Verdict{Class: cl, Provider: p, Reason: "code:" + c, Tokens: parseTokens(info.hay)}, true
 		}
 	}
 	hay := info.hay
@@ -191,7 +194,7 @@ func decide(info errInfo) (Verdict, bool) {
 	// 2. Exclusions: rate limit, TPM, throttling, quota, billing, reasoning.
 	for _, r := range exclusions {
 		if r.match(hay) {
-			return Verdict{NotOurs, p, r.reason}, true
+			return Verdict{Class: NotOurs, Provider: p, Reason: r.reason}, true
 		}
 	}
 	// 3. Message patterns.
@@ -206,7 +209,7 @@ func decide(info errInfo) (Verdict, bool) {
 			if r.provider == ProviderVertex {
 				p = ProviderVertex
 			}
-			return Verdict{r.class, p, r.reason}, true
+			return Verdict{Class: r.class, Provider: p, Reason: r.reason, Tokens: parseTokens(hay)}, true
 		}
 	}
 	return Verdict{}, false
