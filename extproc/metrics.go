@@ -36,6 +36,7 @@ type Metrics struct {
 	UsageAnswers    *prometheus.CounterVec   // dialect, outcome
 	TierCacheWrite  *prometheus.CounterVec   // profile, dialect
 	Bypass          *prometheus.CounterVec   // dialect
+	BuildInfo       *prometheus.GaugeVec     // version, revision, goversion: always 1
 }
 
 // Request outcomes.
@@ -142,6 +143,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		Bypass: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_bypass_total", Help: "Requests that opted out with x-toolproc-bypass: 1 and passed both ways untouched, by dialect.",
 		}, []string{"dialect"}),
+		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolproc_build_info", Help: "Always 1; the labels say what the process runs: its version, VCS revision and Go version (toolproc version).",
+		}, []string{"version", "revision", "goversion"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolproc_processing_seconds",
 			Help:    "Time spent handling one ext_proc message, by phase.",
@@ -151,7 +155,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
 		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries,
-		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass)
+		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass, m.BuildInfo)
+	b := Build()
+	m.BuildInfo.WithLabelValues(b.Version, b.ShortRevision(), b.GoVersion).Set(1)
 	return m
 }
 
