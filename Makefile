@@ -10,9 +10,17 @@ BENCHTIME ?= 1s
 
 .PHONY: run build test test-deploy check-deps node-deps vet validate e2e bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
 
+# The release version stamped into the binary (toolproc version, the startup
+# log, toolproc_build_info): the nearest tag from git describe, e.g.
+# v0.1.0 or v0.1.0-3-gabc1234-dirty. Without git or tags it is empty and the
+# binary falls back to its module version, else "dev"; the commit comes from
+# Go's build info either way. Override: make build VERSION=v0.2.0.
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null)
+LDFLAGS := -X github.com/toolproc/toolproc/extproc.version=$(VERSION)
+
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/toolproc .
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/toolproc .
 	$(GO) build -o $(BIN)/standin ./testenv/cmd/standin
 
 # Starts toolproc (gRPC 127.0.0.1:50051, admin 127.0.0.1:9000), the Envoy
