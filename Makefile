@@ -13,10 +13,12 @@ BENCHTIME ?= 1s
 # The release version stamped into the binary (toolproc version, the startup
 # log, toolproc_build_info): the nearest tag from git describe, e.g.
 # v0.1.0 or v0.1.0-3-gabc1234-dirty. Without git or tags it is empty and the
-# binary falls back to its module version, else "dev"; the commit comes from
-# Go's build info either way. Override: make build VERSION=v0.2.0.
+# binary falls back to its module version, else "dev". REVISION is the commit
+# for builds Go does not stamp itself (GOFLAGS=-buildvcs=false, no .git).
+# Override: make build VERSION=v0.2.0.
 VERSION ?= $(shell git describe --tags --dirty 2>/dev/null)
-LDFLAGS := -X github.com/toolproc/toolproc/extproc.version=$(VERSION)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/toolproc/toolproc/extproc.version=$(VERSION) -X github.com/toolproc/toolproc/extproc.revision=$(REVISION)
 
 build:
 	@mkdir -p $(BIN)

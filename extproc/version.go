@@ -14,6 +14,11 @@ import (
 // build info is used (what `go install ...@v0.1.0` records), else "dev".
 var version string
 
+// revision is the commit, set at link time like version for builds without
+// VCS stamping (-buildvcs=false, a Docker context without .git); the build
+// info's vcs.revision wins when present.
+var revision string
+
 // BuildInfo says what a binary is: the answer to "what does this pod run".
 type BuildInfo struct {
 	Version   string // v0.1.0, v0.1.0-3-gabc1234, or dev
@@ -25,7 +30,7 @@ type BuildInfo struct {
 // Build reads the version from the linker flag and the rest from the Go
 // build info (runtime/debug), which `go build` fills from the checkout.
 func Build() BuildInfo {
-	b := BuildInfo{Version: version, Revision: "unknown", GoVersion: runtime.Version()}
+	b := BuildInfo{Version: version, Revision: revision, GoVersion: runtime.Version()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if b.Version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			b.Version = info.Main.Version
@@ -44,6 +49,9 @@ func Build() BuildInfo {
 	}
 	if b.Version == "" {
 		b.Version = "dev"
+	}
+	if b.Revision == "" {
+		b.Revision = "unknown"
 	}
 	return b
 }
