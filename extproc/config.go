@@ -419,6 +419,11 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	cfg, err := ParseConfig(b)
 	if err != nil {
+		var ces *ConfigErrors
+		if errors.As(err, &ces) {
+			ces.File = path
+			return nil, ces
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
@@ -432,7 +437,14 @@ func ParseConfig(user []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	var written map[string]position
 	if len(strings.TrimSpace(string(user))) > 0 {
+		// Keys, types and positions first, on the user's own file
+		// (config_errors.go): what the typed decode below would report is
+		// said there in YAML's terms, with line and column.
+		if written, err = checkConfigYAML(user); err != nil {
+			return nil, err
+		}
 		over, err := yamlToMap(user)
 		if err != nil {
 			return nil, err
@@ -462,16 +474,66 @@ func ParseConfig(user []byte) (*Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, placeErrors(err, written)
 	}
 	return &cfg, nil
 }
 
+// placeErrors gives Validate's problems the line and column where the user
+// wrote the key, and drops a problem a profile only inherited from
+// default: it is reported once, on default, where it was written (the
+// built-in xml profile would otherwise repeat every mistake in default).
+func placeErrors(err error, written map[string]position) error {
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) {
+		return err
+	}
+	onDefault := map[string]bool{}
+	for _, ce := range ces.List {
+		if rest, ok := strings.CutPrefix(ce.Key, "profiles."+DefaultProfile+"."); ok {
+			onDefault[rest+"\x00"+ce.Msg] = true
+		}
+	}
+	var out ConfigErrors
+	for _, ce := range ces.List {
+		if p, ok := written[ce.Key]; ok {
+			ce.Line, ce.Column = p.line, p.column
+		}
+		if name, rest, ok := profileKey(ce.Key); ok && name != DefaultProfile &&
+			onDefault[rest+"\x00"+ce.Msg] && !wroteUnder(written, ce.Key) {
+			continue
+		}
+		out.List = append(out.List, ce)
+	}
+	out.sort()
+	return &out
+}
+
+// profileKey splits profiles.NAME.REST.
+func profileKey(key string) (name, rest string, ok bool) {
+	after, ok := strings.CutPrefix(key, "profiles.")
+	if !ok {
+		return "", "", false
+	}
+	name, rest, ok = strings.Cut(after, ".")
+	return name, rest, ok
+}
+
+// wroteUnder reports whether the user wrote key or a key inside it.
+func wroteUnder(written map[string]position, key string) bool {
+	for k := range written {
+		if k == key || strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[") {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate checks every key once, naming the key and the allowed values.
 func (c *Config) Validate() error {
-	var errs []error
+	var errs ConfigErrors
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+		errs.List = append(errs.List, &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	if c.Server.GRPCAddr == "" {
 		bad("server.grpc_addr", "must not be empty")
@@ -580,8 +642,17 @@ func (c *Config) Validate() error {
 		default:
 			bad(key+".clamp.keep_reads", "must be head, tail or head_tail (empty: as keep); got %q", p.Clamp.KeepReads)
 		}
-		if err := p.Clamp.ClampLimits().Validate(); err != nil {
-			bad(key+".clamp", "%v", err)
+		// clamp.Limits.Validate's rules, said per key.
+		if p.Clamp.MaxBytes < clamp.MinMaxBytes {
+			bad(key+".clamp.max_bytes", "must be at least %d (default %d), got %d", clamp.MinMaxBytes, clamp.DefaultMaxBytes, p.Clamp.MaxBytes)
+		}
+		if p.Clamp.MaxLines < clamp.MinMaxLines {
+			bad(key+".clamp.max_lines", "must be at least %d (default %d), got %d", clamp.MinMaxLines, clamp.DefaultMaxLines, p.Clamp.MaxLines)
+		}
+		switch clamp.Keep(p.Clamp.Keep) {
+		case "", clamp.KeepHead, clamp.KeepTail, clamp.KeepHeadTail:
+		default:
+			bad(key+".clamp.keep", "must be head, tail or head_tail; got %q", p.Clamp.Keep)
 		}
 		cp := p.Compress
 		for k, v := range map[string]string{"strategy": cp.Strategy, "fallback_strategy": cp.FallbackStrategy} {
@@ -669,7 +740,11 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs.List) == 0 {
+		return nil
+	}
+	errs.sort()
+	return &errs
 }
 
 // ProfileNames returns the profile names sorted.
@@ -718,6 +793,13 @@ func merge(dst, src map[string]any) map[string]any {
 		dst = map[string]any{}
 	}
 	for k, v := range src {
+		if v == nil {
+			// A key written with no value (`default:`) keeps what it
+			// merges over, as the typed decode does for null.
+			if _, ok := dst[k]; ok {
+				continue
+			}
+		}
 		sm, sok := v.(map[string]any)
 		dm, dok := dst[k].(map[string]any)
 		if sok && dok {
