@@ -38,7 +38,7 @@ type Config struct {
 // StoreConfig selects where originals and compressed results are kept.
 type StoreConfig struct {
 	// Type is memory (one process) or redis (shared by replicas).
-	Type          string   `json:"type"`
+	Type          string   `json:"type" enum:"memory,redis"`
 	OriginalTTL   Duration `json:"original_ttl"`
 	CompressedTTL Duration `json:"compressed_ttl"`
 	MaxBytes      int64    `json:"max_bytes"`
@@ -146,15 +146,15 @@ func (c *Config) MemoryLimit() int64 {
 
 // LogConfig selects the slog handler.
 type LogConfig struct {
-	Level  string `json:"level"`
-	Format string `json:"format"`
+	Level  string `json:"level" enum:"debug,info,warn,error"`
+	Format string `json:"format" enum:"json,text"`
 }
 
 // Profile is one named set of filter settings, chosen per request.
 type Profile struct {
 	Enabled     bool            `json:"enabled"`
-	FailureMode string          `json:"failure_mode"`
-	Dialects    []string        `json:"dialects"`
+	FailureMode string          `json:"failure_mode" enum:"open,closed"`
+	Dialects    []string        `json:"dialects" enum:"openai_chat,openai_responses,anthropic,gemini,bedrock"`
 	Clamp       ClampProfile    `json:"clamp"`
 	Compress    CompressProfile `json:"compress"`
 	Expand      ExpandProfile   `json:"expand"`
@@ -166,7 +166,7 @@ type Profile struct {
 	// skip (default) leaves them untouched, since the signature covers the
 	// body; rewrite is for deployments where Envoy's aws_request_signing
 	// filter runs after ext_proc and signs the rewritten body.
-	SigV4 string `json:"sigv4"`
+	SigV4 string `json:"sigv4" enum:"skip,rewrite"`
 }
 
 // SigV4 settings.
@@ -184,14 +184,14 @@ type RecoveryProfile struct {
 	// do, down to their target), clamp (every result to the model's share
 	// of its window), compress (structural with shadow references),
 	// truncate (llxprt's 512 characters, original kept).
-	Rungs []string `json:"rungs"`
+	Rungs []string `json:"rungs" enum:"tiers,clamp,compress,truncate"`
 	// TiersKeepRecent is how many of the latest results the tiers rung
 	// leaves whole (the tiers' own keep_recent applies otherwise).
 	TiersKeepRecent int `json:"tiers_keep_recent"`
 	// ProviderLimitRungs answer OpenRouter's opaque 400 (metadata.raw
 	// "ERROR"), which says nothing about size: llxprt's fix for it was the
 	// 512-character cut (seed 000), so that rung goes first.
-	ProviderLimitRungs []string `json:"provider_limit_rungs"`
+	ProviderLimitRungs []string `json:"provider_limit_rungs" enum:"tiers,clamp,compress,truncate"`
 	MaxReplays         int      `json:"max_replays"`
 	// ContextShare is seed 001's share of the context window one tool
 	// result (and, at this rung, all of them together) may take.
@@ -209,8 +209,8 @@ type RecoveryProfile struct {
 type CompressProfile struct {
 	Enabled bool `json:"enabled"`
 	// Strategy and FallbackStrategy: structural, simple, llm or passthrough.
-	Strategy         string `json:"strategy"`
-	FallbackStrategy string `json:"fallback_strategy"`
+	Strategy         string `json:"strategy" enum:"structural,simple,llm,passthrough"`
+	FallbackStrategy string `json:"fallback_strategy" enum:"structural,simple,llm,passthrough"`
 	MinBytes         int    `json:"min_bytes"`
 	MaxBytes         int    `json:"max_bytes"`
 	TargetBytes      int    `json:"target_bytes"`
@@ -226,7 +226,7 @@ type CompressProfile struct {
 type LLMConfig struct {
 	// Dialect of the summariser's API: openai_chat or anthropic; Path is
 	// the route on the replay listener.
-	Dialect       string   `json:"dialect"`
+	Dialect       string   `json:"dialect" enum:"openai_chat,anthropic"`
 	Path          string   `json:"path"`
 	Model         string   `json:"model"`
 	Prompt        string   `json:"prompt"`
@@ -285,12 +285,12 @@ type TiersProfile struct {
 	// CostModel prices a step outside the window's emergency: auto (the
 	// dialect's provider family), anthropic, openai, gemini or none (no
 	// prompt cache: every removed byte pays).
-	CostModel string `json:"cost_model"`
+	CostModel string `json:"cost_model" enum:"auto,anthropic,openai,gemini,none"`
 	// Flatten renders tool exchanges as plain text messages instead of
 	// calls and results, for gateways that reject structured tool history:
 	// "off" (default), "old" (the summarised ones; recent exchanges stay
 	// structured), "all" (every exchange, whatever the budget).
-	Flatten string `json:"flatten"`
+	Flatten string `json:"flatten" enum:",off,old,all"`
 }
 
 // StreamProfile configures response repair.
@@ -310,11 +310,11 @@ type ShapeProfile struct {
 	// are rendered into the conversation (filters/shape), and answers'
 	// <invoke> blocks become tool calls (needs stream.normalize and
 	// stream.xml_tool_calls).
-	Mode string `json:"mode"`
+	Mode string `json:"mode" enum:",off,text_only"`
 	// InjectSystem: always (default; a stateless upstream needs the system
 	// text on every request) or new_conversations (seed 002's rule, for an
 	// upstream that keeps the conversation).
-	InjectSystem string `json:"inject_system"`
+	InjectSystem string `json:"inject_system" enum:",always,new_conversations"`
 }
 
 // Shape modes.
@@ -331,12 +331,12 @@ type ClampProfile struct {
 	Enabled  bool   `json:"enabled"`
 	MaxBytes int    `json:"max_bytes"`
 	MaxLines int    `json:"max_lines"`
-	Keep     string `json:"keep"`
+	Keep     string `json:"keep" enum:",head,tail,head_tail"`
 	// KeepReads is Keep for the results of file reads (Read, read_file,
 	// the text editor's view, cat/head/sed of one file): head_tail by
 	// default, because what follows the head of a source file is what the
 	// agent reads it for as often as the head.
-	KeepReads string `json:"keep_reads"`
+	KeepReads string `json:"keep_reads" enum:",head,tail,head_tail"`
 	// Structural cuts a result the clamp must cut, when the compression
 	// strategies can tell what it is (a test log, a traceback, a diff,
 	// search hits, JSON, ...), by what it reports instead of by position,
@@ -683,9 +683,11 @@ func (c *Config) Validate() error {
 			bad(key+".compress.llm", "path must start with /, timeout, max_concurrent, rate and request_budget must be positive")
 		}
 		rp := p.Recovery
-		for _, r := range append(slices.Clone(rp.Rungs), rp.ProviderLimitRungs...) {
-			if !slices.Contains(rungNames, r) {
-				bad(key+".recovery.rungs", "unknown rung %q; allowed: %s", r, strings.Join(rungNames, ", "))
+		for k, rungs := range map[string][]string{"rungs": rp.Rungs, "provider_limit_rungs": rp.ProviderLimitRungs} {
+			for _, r := range rungs {
+				if !slices.Contains(rungNames, r) {
+					bad(key+".recovery."+k, "unknown rung %q; allowed: %s", r, strings.Join(rungNames, ", "))
+				}
 			}
 		}
 		if rp.TiersKeepRecent < 1 || rp.TiersKeepRecent > 1000 {

@@ -1,8 +1,11 @@
 package extproc
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -179,4 +182,63 @@ func TestLevenshtein(t *testing.T) {
 			t.Errorf("levenshtein(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
 	}
+}
+
+// TestEnumTagsAgreeWithValidate: the closed value sets the schema offers
+// (the enum struct tags) are the ones Validate accepts, and a value outside
+// them is refused at its own key.
+func TestEnumTagsAgreeWithValidate(t *testing.T) {
+	var visit func(rt reflect.Type, path string)
+	n := 0
+	visit = func(rt reflect.Type, path string) {
+		for f := range rt.Fields() {
+			key := join(path, yamlKey(f))
+			ft := f.Type
+			if enum := f.Tag.Get("enum"); enum != "" {
+				n++
+				for _, v := range append(strings.Split(enum, ","), "bogus") {
+					val := fmt.Sprintf("%q", v)
+					if ft.Kind() == reflect.Slice {
+						val = "[" + val + "]"
+					}
+					_, err := ParseConfig([]byte(nest(key, val)))
+					refused := err != nil && hasKeyError(err, key)
+					if refused != (v == "bogus") {
+						t.Errorf("%s: %s: refused=%v (%v)", key, val, refused, err)
+					}
+				}
+			}
+			if ft.Kind() == reflect.Struct && ft != durationType {
+				visit(ft, key)
+			}
+		}
+	}
+	visit(reflect.TypeFor[Config](), "")
+	visit(reflect.TypeFor[Profile](), "profiles.xml") // xml: text_only is valid there
+	if n < 17 {
+		t.Errorf("only %d enum tags found", n)
+	}
+}
+
+// nest writes a.b.c: v as flow YAML.
+func nest(key, v string) string {
+	parts := strings.Split(key, ".")
+	s := v
+	for i := len(parts) - 1; i >= 0; i-- {
+		s = "{" + parts[i] + ": " + s + "}"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
+}
+
+func hasKeyError(err error, key string) bool {
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) {
+		return false
+	}
+	for _, ce := range ces.List {
+		if ce.Key == key || strings.HasPrefix(ce.Key, key+"[") {
+			return true
+		}
+	}
+	return false
 }
