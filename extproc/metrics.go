@@ -228,6 +228,9 @@ func (m *Metrics) initSeries(profiles []string) {
 	}
 	for _, pr := range recoveryProviders {
 		for _, c := range recoveryClasses {
+			if c == overflow.ProviderLimit && pr != overflow.ProviderOpenRouter {
+				continue // only OpenRouter's raw "ERROR" is classed so (overflow.Classify)
+			}
 			cl := string(c)
 			m.Recoveries.WithLabelValues(pr, cl, "all", recoveryExhausted)
 			m.Recoveries.WithLabelValues(pr, cl, "none", recoveryNoRung)
