@@ -242,3 +242,30 @@ func hasKeyError(err error, key string) bool {
 	}
 	return false
 }
+
+// FuzzParseConfig: any file gives a config or errors, never a panic, and
+// an error with a position points inside the file.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		"profiles:\n  default:\n    clamp:\n      max_byte: 1000\n",
+		"profiles:\n  default: &d\n    clamp: {keep: tail}\n  other:\n    <<: *d\n",
+		"server: {shutdown_grace: soon, grpc_addr: [1]}\nlog: {level: yes}\n",
+		"profiles: {default: {recovery: {windows: {m: big}}, dialects: anthropic}}",
+		"- a\n- b\n",
+		"a: &a [*a]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := ParseConfig(b)
+		var ces *ConfigErrors
+		if errors.As(err, &ces) {
+			lines := strings.Count(string(b), "\n") + 1
+			for _, ce := range ces.List {
+				if ce.Line > lines {
+					t.Fatalf("error at line %d of a %d-line file: %v", ce.Line, lines, ce)
+				}
+			}
+		}
+	})
+}
