@@ -54,6 +54,7 @@ test: check-deps lint node-deps
 # detector, lint, npm or the deploy module; packages whose code and inputs
 # did not change come from go test's cache. The Redis and Node tests run
 # when redis-server and testenv/node/node_modules are there, else skip.
+# Cold: 3 minutes of CPU on 2 cores; nothing changed: about 10 s.
 test-quick:
 	$(GO) test ./...
 
