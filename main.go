@@ -1,7 +1,7 @@
 // Command toolproc is an Envoy ext_proc server that rewrites tool results in
 // LLM API traffic. `toolproc serve` runs the server; `toolproc rewrite` runs
 // the same request pipeline over stdin; `toolproc config` prints the
-// effective configuration.
+// effective configuration; `toolproc help` lists every command (cli.go).
 package main
 
 import (
@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strings"
 	"syscall"
 
 	"sigs.k8s.io/yaml"
@@ -24,47 +23,22 @@ import (
 	"github.com/toolproc/toolproc/report"
 )
 
-const usage = `usage:
-  toolproc [serve] [--config FILE] [--grpc-addr ADDR] [--admin-addr ADDR] [--log-level LEVEL]
-  toolproc rewrite --path PATH [--config FILE] [--profile NAME] [--ndjson] < request.json > rewritten.json
-  toolproc config [--config FILE]     print the effective configuration
-  toolproc report --audit FILE [--format table|csv|json|html] [--prices FILE]
-                                      the bill from the audit log: per day, model and tenant,
-                                      billed tokens and money, net savings after cache costs
-`
-
 func main() {
-	args := os.Args[1:]
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve":
-		os.Exit(serve(args))
-	case "rewrite":
-		os.Exit(rewrite(args, os.Stdin, os.Stdout, os.Stderr))
-	case "config":
-		os.Exit(printConfig(args))
-	case "report":
-		os.Exit(runReport(args, os.Stdout, os.Stderr))
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-	default:
-		fmt.Fprintf(os.Stderr, "toolproc: unknown command %q\n%s", cmd, usage)
-		os.Exit(2)
-	}
+	os.Exit(cli(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func serve(args []string) int {
+func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML config file (default: embedded defaults)")
 	grpcAddr := fs.String("grpc-addr", "", "override server.grpc_addr")
 	adminAddr := fs.String("admin-addr", "", "override server.admin_addr")
 	logLevel := fs.String("log-level", "", "override log.level (debug, info, warn, error)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "serve", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -115,17 +89,15 @@ func serve(args []string) int {
 // named on stderr and make the exit code 1.
 func rewrite(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rewrite", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	path := fs.String("path", "", "request path, e.g. /v1/messages (picks the dialect)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded defaults)")
 	profile := fs.String("profile", extproc.DefaultProfile, "profile name")
 	ndjson := fs.Bool("ndjson", false, "one request body per input line, one rewritten body per output line")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
+		return code
 	}
 	if *path == "" || fs.NArg() > 0 {
-		fmt.Fprint(stderr, "toolproc rewrite: --path is required and no arguments are taken\n", usage)
-		return 2
+		return usageError(stderr, "rewrite", "--path is required and no arguments are taken")
 	}
 	cfg, err := extproc.LoadConfig(*configPath)
 	if err != nil {
@@ -217,39 +189,42 @@ func rewriteLines(cfg *extproc.Config, profile, path string, stdin io.Reader, st
 	return 0
 }
 
-func printConfig(args []string) int {
+func printConfig(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML config file (default: embedded defaults)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "config", "no arguments are taken; the file goes after --config")
 	}
 	cfg, err := extproc.LoadConfig(*configPath)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "toolproc:", err)
+		fmt.Fprintln(stderr, "toolproc:", err)
 		return 2
 	}
 	b, err := yaml.Marshal(cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "toolproc:", err)
+		fmt.Fprintln(stderr, "toolproc:", err)
 		return 1
 	}
-	os.Stdout.Write(b)
+	if _, err := stdout.Write(b); err != nil {
+		return 1
+	}
 	return 0
 }
 
 // runReport prints the bill read from an audit log (report package).
 func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	audit := fs.String("audit", "", "the audit log (audit.path), JSONL")
 	format := fs.String("format", "table", "table, csv, json or html")
 	prices := fs.String("prices", "", "YAML/JSON list of {match, input, output, cache_read, cache_write} in USD per million tokens, over the built-in table")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
+		return code
 	}
 	if *audit == "" || fs.NArg() > 0 {
-		fmt.Fprint(stderr, "toolproc report: --audit is required and no arguments are taken\n", usage)
-		return 2
+		return usageError(stderr, "report", "--audit is required and no arguments are taken")
 	}
 	ps, err := report.LoadPrices(*prices)
 	if err != nil {

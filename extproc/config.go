@@ -38,7 +38,7 @@ type Config struct {
 // StoreConfig selects where originals and compressed results are kept.
 type StoreConfig struct {
 	// Type is memory (one process) or redis (shared by replicas).
-	Type          string   `json:"type"`
+	Type          string   `json:"type" enum:"memory,redis"`
 	OriginalTTL   Duration `json:"original_ttl"`
 	CompressedTTL Duration `json:"compressed_ttl"`
 	MaxBytes      int64    `json:"max_bytes"`
@@ -149,15 +149,15 @@ func (c *Config) MemoryLimit() int64 {
 
 // LogConfig selects the slog handler.
 type LogConfig struct {
-	Level  string `json:"level"`
-	Format string `json:"format"`
+	Level  string `json:"level" enum:"debug,info,warn,error"`
+	Format string `json:"format" enum:"json,text"`
 }
 
 // Profile is one named set of filter settings, chosen per request.
 type Profile struct {
 	Enabled     bool            `json:"enabled"`
-	FailureMode string          `json:"failure_mode"`
-	Dialects    []string        `json:"dialects"`
+	FailureMode string          `json:"failure_mode" enum:"open,closed"`
+	Dialects    []string        `json:"dialects" enum:"openai_chat,openai_responses,anthropic,gemini,bedrock"`
 	Clamp       ClampProfile    `json:"clamp"`
 	Compress    CompressProfile `json:"compress"`
 	Expand      ExpandProfile   `json:"expand"`
@@ -169,7 +169,7 @@ type Profile struct {
 	// skip (default) leaves them untouched, since the signature covers the
 	// body; rewrite is for deployments where Envoy's aws_request_signing
 	// filter runs after ext_proc and signs the rewritten body.
-	SigV4 string `json:"sigv4"`
+	SigV4 string `json:"sigv4" enum:"skip,rewrite"`
 }
 
 // SigV4 settings.
@@ -187,14 +187,14 @@ type RecoveryProfile struct {
 	// do, down to their target), clamp (every result to the model's share
 	// of its window), compress (structural with shadow references),
 	// truncate (llxprt's 512 characters, original kept).
-	Rungs []string `json:"rungs"`
+	Rungs []string `json:"rungs" enum:"tiers,clamp,compress,truncate"`
 	// TiersKeepRecent is how many of the latest results the tiers rung
 	// leaves whole (the tiers' own keep_recent applies otherwise).
 	TiersKeepRecent int `json:"tiers_keep_recent"`
 	// ProviderLimitRungs answer OpenRouter's opaque 400 (metadata.raw
 	// "ERROR"), which says nothing about size: llxprt's fix for it was the
 	// 512-character cut (seed 000), so that rung goes first.
-	ProviderLimitRungs []string `json:"provider_limit_rungs"`
+	ProviderLimitRungs []string `json:"provider_limit_rungs" enum:"tiers,clamp,compress,truncate"`
 	MaxReplays         int      `json:"max_replays"`
 	// ContextShare is seed 001's share of the context window one tool
 	// result (and, at this rung, all of them together) may take.
@@ -223,8 +223,8 @@ type RecoveryProfile struct {
 type CompressProfile struct {
 	Enabled bool `json:"enabled"`
 	// Strategy and FallbackStrategy: structural, simple, llm or passthrough.
-	Strategy         string `json:"strategy"`
-	FallbackStrategy string `json:"fallback_strategy"`
+	Strategy         string `json:"strategy" enum:"structural,simple,llm,passthrough"`
+	FallbackStrategy string `json:"fallback_strategy" enum:"structural,simple,llm,passthrough"`
 	MinBytes         int    `json:"min_bytes"`
 	MaxBytes         int    `json:"max_bytes"`
 	TargetBytes      int    `json:"target_bytes"`
@@ -240,7 +240,7 @@ type CompressProfile struct {
 type LLMConfig struct {
 	// Dialect of the summariser's API: openai_chat or anthropic; Path is
 	// the route on the replay listener.
-	Dialect       string   `json:"dialect"`
+	Dialect       string   `json:"dialect" enum:"openai_chat,anthropic"`
 	Path          string   `json:"path"`
 	Model         string   `json:"model"`
 	Prompt        string   `json:"prompt"`
@@ -299,12 +299,12 @@ type TiersProfile struct {
 	// CostModel prices a step outside the window's emergency: auto (the
 	// dialect's provider family), anthropic, openai, gemini or none (no
 	// prompt cache: every removed byte pays).
-	CostModel string `json:"cost_model"`
+	CostModel string `json:"cost_model" enum:"auto,anthropic,openai,gemini,none"`
 	// Flatten renders tool exchanges as plain text messages instead of
 	// calls and results, for gateways that reject structured tool history:
 	// "off" (default), "old" (the summarised ones; recent exchanges stay
 	// structured), "all" (every exchange, whatever the budget).
-	Flatten string `json:"flatten"`
+	Flatten string `json:"flatten" enum:",off,old,all"`
 }
 
 // StreamProfile configures response repair.
@@ -324,11 +324,11 @@ type ShapeProfile struct {
 	// are rendered into the conversation (filters/shape), and answers'
 	// <invoke> blocks become tool calls (needs stream.normalize and
 	// stream.xml_tool_calls).
-	Mode string `json:"mode"`
+	Mode string `json:"mode" enum:",off,text_only"`
 	// InjectSystem: always (default; a stateless upstream needs the system
 	// text on every request) or new_conversations (seed 002's rule, for an
 	// upstream that keeps the conversation).
-	InjectSystem string `json:"inject_system"`
+	InjectSystem string `json:"inject_system" enum:",always,new_conversations"`
 }
 
 // Shape modes.
@@ -345,12 +345,12 @@ type ClampProfile struct {
 	Enabled  bool   `json:"enabled"`
 	MaxBytes int    `json:"max_bytes"`
 	MaxLines int    `json:"max_lines"`
-	Keep     string `json:"keep"`
+	Keep     string `json:"keep" enum:",head,tail,head_tail"`
 	// KeepReads is Keep for the results of file reads (Read, read_file,
 	// the text editor's view, cat/head/sed of one file): head_tail by
 	// default, because what follows the head of a source file is what the
 	// agent reads it for as often as the head.
-	KeepReads string `json:"keep_reads"`
+	KeepReads string `json:"keep_reads" enum:",head,tail,head_tail"`
 	// Structural cuts a result the clamp must cut, when the compression
 	// strategies can tell what it is (a test log, a traceback, a diff,
 	// search hits, JSON, ...), by what it reports instead of by position,
@@ -433,6 +433,11 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	cfg, err := ParseConfig(b)
 	if err != nil {
+		var ces *ConfigErrors
+		if errors.As(err, &ces) {
+			ces.File = path
+			return nil, ces
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
@@ -446,7 +451,14 @@ func ParseConfig(user []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	var written map[string]position
 	if len(strings.TrimSpace(string(user))) > 0 {
+		// Keys, types and positions first, on the user's own file
+		// (config_errors.go): what the typed decode below would report is
+		// said there in YAML's terms, with line and column.
+		if written, err = checkConfigYAML(user); err != nil {
+			return nil, err
+		}
 		over, err := yamlToMap(user)
 		if err != nil {
 			return nil, err
@@ -476,16 +488,66 @@ func ParseConfig(user []byte) (*Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, placeErrors(err, written)
 	}
 	return &cfg, nil
 }
 
+// placeErrors gives Validate's problems the line and column where the user
+// wrote the key, and drops a problem a profile only inherited from
+// default: it is reported once, on default, where it was written (the
+// built-in xml profile would otherwise repeat every mistake in default).
+func placeErrors(err error, written map[string]position) error {
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) {
+		return err
+	}
+	onDefault := map[string]bool{}
+	for _, ce := range ces.List {
+		if rest, ok := strings.CutPrefix(ce.Key, "profiles."+DefaultProfile+"."); ok {
+			onDefault[rest+"\x00"+ce.Msg] = true
+		}
+	}
+	var out ConfigErrors
+	for _, ce := range ces.List {
+		if p, ok := written[ce.Key]; ok {
+			ce.Line, ce.Column = p.line, p.column
+		}
+		if name, rest, ok := profileKey(ce.Key); ok && name != DefaultProfile &&
+			onDefault[rest+"\x00"+ce.Msg] && !wroteUnder(written, ce.Key) {
+			continue
+		}
+		out.List = append(out.List, ce)
+	}
+	out.sort()
+	return &out
+}
+
+// profileKey splits profiles.NAME.REST.
+func profileKey(key string) (name, rest string, ok bool) {
+	after, ok := strings.CutPrefix(key, "profiles.")
+	if !ok {
+		return "", "", false
+	}
+	name, rest, ok = strings.Cut(after, ".")
+	return name, rest, ok
+}
+
+// wroteUnder reports whether the user wrote key or a key inside it.
+func wroteUnder(written map[string]position, key string) bool {
+	for k := range written {
+		if k == key || strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[") {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate checks every key once, naming the key and the allowed values.
 func (c *Config) Validate() error {
-	var errs []error
+	var errs ConfigErrors
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+		errs.List = append(errs.List, &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	if c.Server.GRPCAddr == "" {
 		bad("server.grpc_addr", "must not be empty")
@@ -599,8 +661,17 @@ func (c *Config) Validate() error {
 		default:
 			bad(key+".clamp.keep_reads", "must be head, tail or head_tail (empty: as keep); got %q", p.Clamp.KeepReads)
 		}
-		if err := p.Clamp.ClampLimits().Validate(); err != nil {
-			bad(key+".clamp", "%v", err)
+		// clamp.Limits.Validate's rules, said per key.
+		if p.Clamp.MaxBytes < clamp.MinMaxBytes {
+			bad(key+".clamp.max_bytes", "must be at least %d (default %d), got %d", clamp.MinMaxBytes, clamp.DefaultMaxBytes, p.Clamp.MaxBytes)
+		}
+		if p.Clamp.MaxLines < clamp.MinMaxLines {
+			bad(key+".clamp.max_lines", "must be at least %d (default %d), got %d", clamp.MinMaxLines, clamp.DefaultMaxLines, p.Clamp.MaxLines)
+		}
+		switch clamp.Keep(p.Clamp.Keep) {
+		case "", clamp.KeepHead, clamp.KeepTail, clamp.KeepHeadTail:
+		default:
+			bad(key+".clamp.keep", "must be head, tail or head_tail; got %q", p.Clamp.Keep)
 		}
 		cp := p.Compress
 		for k, v := range map[string]string{"strategy": cp.Strategy, "fallback_strategy": cp.FallbackStrategy} {
@@ -631,9 +702,11 @@ func (c *Config) Validate() error {
 			bad(key+".compress.llm", "path must start with /, timeout, max_concurrent, rate and request_budget must be positive")
 		}
 		rp := p.Recovery
-		for _, r := range append(slices.Clone(rp.Rungs), rp.ProviderLimitRungs...) {
-			if !slices.Contains(rungNames, r) {
-				bad(key+".recovery.rungs", "unknown rung %q; allowed: %s", r, strings.Join(rungNames, ", "))
+		for k, rungs := range map[string][]string{"rungs": rp.Rungs, "provider_limit_rungs": rp.ProviderLimitRungs} {
+			for _, r := range rungs {
+				if !slices.Contains(rungNames, r) {
+					bad(key+".recovery."+k, "unknown rung %q; allowed: %s", r, strings.Join(rungNames, ", "))
+				}
 			}
 		}
 		if rp.TiersKeepRecent < 1 || rp.TiersKeepRecent > 1000 {
@@ -696,7 +769,11 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs.List) == 0 {
+		return nil
+	}
+	errs.sort()
+	return &errs
 }
 
 // ProfileNames returns the profile names sorted.
@@ -745,6 +822,13 @@ func merge(dst, src map[string]any) map[string]any {
 		dst = map[string]any{}
 	}
 	for k, v := range src {
+		if v == nil {
+			// A key written with no value (`default:`) keeps what it
+			// merges over, as the typed decode does for null.
+			if _, ok := dst[k]; ok {
+				continue
+			}
+		}
 		sm, sok := v.(map[string]any)
 		dm, dok := dst[k].(map[string]any)
 		if sok && dok {

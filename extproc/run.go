@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			errc <- err
 		}
 	}()
-	log.Info("toolproc serving", "grpc", grpcLis.Addr().String(), "admin", adminLis.Addr().String(),
+	log.Info("toolproc serving", "version", Build().Version, "revision", Build().ShortRevision(), "grpc", grpcLis.Addr().String(), "admin", adminLis.Addr().String(),
 		"profiles", cfg.ProfileNames(), "max_recv_msg_bytes", cfg.Server.MaxRecvMsgBytes)
 
 	select {

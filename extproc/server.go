@@ -59,7 +59,7 @@ func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server
 	for name := range s.profiles {
 		names = append(names, name)
 	}
-	s.metrics.initUsage(names)
+	s.metrics.initSeries(names)
 	return s
 }
 

@@ -22,8 +22,8 @@ const (
 // The smallest limits Validate accepts: below them even a short hint leaves
 // almost no room for the tool output itself. Apply stays safe below them.
 const (
-	minMaxBytes = 256
-	minMaxLines = 4
+	MinMaxBytes = 256
+	MinMaxLines = 4
 )
 
 // ErrInvalidLimits is wrapped by every error Validate returns.
@@ -52,13 +52,13 @@ type Limits struct {
 // the allowed values, and wrap ErrInvalidLimits.
 func (l Limits) Validate() error {
 	var errs []error
-	if l.MaxBytes < minMaxBytes {
+	if l.MaxBytes < MinMaxBytes {
 		errs = append(errs, fmt.Errorf("%w: MaxBytes is %d, must be at least %d (default %d)",
-			ErrInvalidLimits, l.MaxBytes, minMaxBytes, DefaultMaxBytes))
+			ErrInvalidLimits, l.MaxBytes, MinMaxBytes, DefaultMaxBytes))
 	}
-	if l.MaxLines < minMaxLines {
+	if l.MaxLines < MinMaxLines {
 		errs = append(errs, fmt.Errorf("%w: MaxLines is %d, must be at least %d (default %d)",
-			ErrInvalidLimits, l.MaxLines, minMaxLines, DefaultMaxLines))
+			ErrInvalidLimits, l.MaxLines, MinMaxLines, DefaultMaxLines))
 	}
 	switch l.Keep {
 	case "", KeepHead, KeepTail, KeepHeadTail:

@@ -44,7 +44,7 @@ func StructuralText(s, toolName, args string, lim Limits, cut Cutter) (string, b
 	// line break may go before it.
 	room := maxBytes - len(structuralNote(0, 0, 0)) - 3*19 - 1
 	aim := min(room, total-1)
-	for try := 0; try < maxCutTries && aim >= minMaxBytes; try++ {
+	for try := 0; try < maxCutTries && aim >= MinMaxBytes; try++ {
 		out, ok := cut(s, toolName, args, aim)
 		if !ok || out == s {
 			return "", false
