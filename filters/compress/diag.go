@@ -19,7 +19,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	// rankErrorsFromBothEnds) are kept at any ratio: an agent cannot ask
 	// for a failure it was never told of.
 	p.mustRank = 2
-	if kind == KindTestLog && isGoTestJSON(p.view) {
+	if kind == KindTestLog && p.isGoTestJSON() {
 		classifyGoTestJSON(p)
 		return
 	}
@@ -38,7 +38,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	seenMust := make(map[string]bool)
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
-	for i, l := range p.view {
+	for i, l := range p.allViews() {
 		if test {
 			if title := ruleTitle(l, '='); title != "" {
 				inPasses = title == "PASSES"
@@ -161,12 +161,12 @@ func rankErrorsFromBothEnds(p *plan) {
 	next := 0 // the next line to look for a report header at
 	for k, i := range errs {
 		for ; next < i; next++ {
-			if l := p.view[next]; len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+			if l := p.viewLine(next); len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
 				sec++
 			}
 		}
 		r := 2 + min(k, m-1-k)
-		l := p.view[i]
+		l := p.viewLine(i)
 		isE := strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t")
 		x := exceptionName(l)
 		switch {
@@ -210,14 +210,14 @@ func isProgressLine(l string) bool {
 // nearer end of its section, so the budget goes to the start and end of
 // every report before the middle of any; earlier reports first on ties.
 func rankSections(p *plan) {
-	n := len(p.lines)
+	n := p.n
 	sec := 0
 	for i := 0; i < n; i++ {
-		if !isSectionStart(p.view[i]) || p.cls[i].tier == tierNoise {
+		if !isSectionStart(p.viewLine(i)) || p.cls[i].tier == tierNoise {
 			continue
 		}
 		j := i + 1
-		for j < n && !isSectionStart(p.view[j]) && !isSectionEnd(p.view[j]) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
+		for j < n && !isSectionStart(p.viewLine(j)) && !isSectionEnd(p.viewLine(j)) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
 			j++
 		}
 		for k := i + 1; k < j; k++ {
@@ -236,9 +236,9 @@ func rankSections(p *plan) {
 // from the innermost one, the outermost frame right after it: Python prints
 // the innermost frame last, Java, JavaScript and Go first.
 func rankFrames(p *plan, cat uint8) {
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < n; i++ {
-		l := p.view[i]
+		l := p.viewLine(i)
 		t := trimLeft(l)
 		switch {
 		case strings.HasPrefix(t, "Traceback (most recent call last)"):
@@ -248,7 +248,7 @@ func rankFrames(p *plan, cat uint8) {
 			var frames []int
 			j := i + 1
 			for ; j < n; j++ {
-				lj := p.view[j]
+				lj := p.viewLine(j)
 				tj := trimLeft(lj)
 				if tj == "" {
 					continue
@@ -268,7 +268,7 @@ func rankFrames(p *plan, cat uint8) {
 			var frames []int
 			j := i
 			for ; j < n; j++ {
-				lj := p.view[j]
+				lj := p.viewLine(j)
 				if isPytestFrame(lj) {
 					frames = append(frames, j)
 					continue
@@ -285,7 +285,7 @@ func rankFrames(p *plan, cat uint8) {
 			var frames []int
 			j := i
 			for ; j < n; j++ {
-				tj := trimLeft(p.view[j])
+				tj := trimLeft(p.viewLine(j))
 				if strings.HasPrefix(tj, "at ") {
 					frames = append(frames, j)
 					continue
@@ -302,7 +302,7 @@ func rankFrames(p *plan, cat uint8) {
 			var frames []int
 			j := i + 1
 			for ; j < n; j++ {
-				lj := p.view[j]
+				lj := p.viewLine(j)
 				if strings.TrimSpace(lj) == "" || strings.HasPrefix(lj, "goroutine ") {
 					break
 				}
@@ -330,7 +330,7 @@ func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
 		if !innermostFirst {
 			k = nf - 1 - x
 		}
-		key := strings.TrimSpace(p.view[frames[k]])
+		key := strings.TrimSpace(p.viewLine(frames[k]))
 		repeat[k] = seen[key]
 		seen[key] = true
 	}
@@ -342,7 +342,7 @@ func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
 		if d == nf-1 && nf > 2 {
 			d = 1 // the outermost frame: where the call came from
 		}
-		if p.mentionsQuery(p.view[f]) {
+		if p.mentionsQuery(p.viewLine(f)) {
 			d = 0 // a frame in the script or test the agent ran
 		}
 		t := tierHigh
@@ -389,9 +389,10 @@ func isPytestFrame(l string) bool {
 }
 
 // isGoTestJSON reports whether most lines are `go test -json` events.
-func isGoTestJSON(lines []string) bool {
+func (p *plan) isGoTestJSON() bool {
 	n, ev := 0, 0
-	for _, l := range lines[:min(len(lines), 200)] {
+	for i := range min(p.n, 200) {
+		l := p.viewLine(i)
 		if l == "" {
 			continue
 		}
@@ -412,7 +413,7 @@ func classifyGoTestJSON(p *plan) {
 	const catOut = 0
 	type key struct{ pkg, test string }
 	failed := make(map[key]bool)
-	for _, l := range p.view {
+	for _, l := range p.allViews() {
 		if !strings.Contains(l, "\"fail\"") {
 			continue
 		}
@@ -433,7 +434,7 @@ func classifyGoTestJSON(p *plan) {
 	}
 	pos := make(map[key]int)
 	seenErr := make(map[string]struct{})
-	for i, l := range p.view {
+	for i, l := range p.allViews() {
 		if l == "" {
 			continue
 		}
@@ -503,7 +504,7 @@ func isChainNotice(l string) bool {
 // test's lines become noise.
 func rankGoTests(p *plan, catPass uint8) {
 	failed := make(map[string]bool)
-	for _, l := range p.view {
+	for _, l := range p.allViews() {
 		t := trimLeft(l)
 		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
 			if f := strings.Fields(name); len(f) > 0 {
@@ -529,7 +530,7 @@ func rankGoTests(p *plan, catPass uint8) {
 	}
 	current := ""
 	pos := 0
-	for i, l := range p.view {
+	for i, l := range p.allViews() {
 		t := trimLeft(l)
 		if strings.HasPrefix(t, "=== ") {
 			f := strings.Fields(t)

@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,11 +28,13 @@ const (
 	tierNever                // exact repeats of the line above: always folded
 )
 
+// lineClass is the per-line state of a plan, eight bytes: plans of
+// line-dense outputs hold millions of them (review round 3, N4).
 type lineClass struct {
-	tier  tier
-	cat   uint8 // index into plan.cats
-	rank  int32
-	group int32 // index into plan.groups, or -1
+	tier tier
+	cat  uint8 // index into plan.cats
+	keep bool  // selected for the output
+	rank int32
 }
 
 // reasonStyle says how a gap's marker words its reason.
@@ -44,12 +47,22 @@ const (
 )
 
 type plan struct {
-	src        string
-	lines      []string // substrings of src, without the '\n'
-	view       []string // what classifiers read: lines without a read tool's line numbers
+	src string
+	// The lines are spans of body (src without its final '\n'): line i
+	// is body[starts[i]:starts[i+1]-1]. Offsets instead of a []string
+	// cost 4 bytes a line instead of 16.
+	body   string
+	starts []int32
+	n      int // the number of lines
+	// What classifiers read (viewLine): the lines of vbody (body without
+	// terminal colour codes; vstarts indexes it, nil when it is body),
+	// without the line numbers of style vstyle.
+	vbody      string
+	vstarts    []int32
+	vstyle     numbering
 	trailingNL bool
 	cls        []lineClass
-	keep       []bool
+	group      []int32 // index into groups per line, or -1; nil until a classifier groups
 	cats       []string
 	groups     []string
 	groupUnit  string // "hits" or "entries": "[… 5 lines omitted: hits in a.go …]"
@@ -103,14 +116,14 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 		body = body[:len(body)-1]
 		p.trailingNL = true
 	}
-	p.lines = strings.Split(body, "\n")
-	p.cls = make([]lineClass, len(p.lines))
+	p.body, p.vbody = body, body
+	p.starts = lineStarts(body)
+	p.n = len(p.starts) - 1
+	p.cls = make([]lineClass, p.n)
 	for i := range p.cls {
-		p.cls[i] = lineClass{tier: tierFill, group: -1}
+		p.cls[i] = lineClass{tier: tierFill}
 	}
-	p.keep = make([]bool, len(p.lines))
 	p.cats = []string{defaultCategory(kind)}
-	p.view = p.lines
 	p.frameCat = -1
 	p.markCost = markerCost
 	p.mustRank = -1
@@ -119,9 +132,9 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 
 // numberStyle returns the line numbering most of the first lines use.
 func (p *plan) numberStyle() numbering {
-	n := min(len(p.lines), 400)
+	n := min(p.n, 400)
 	counts := [4]int{}
-	for _, l := range p.lines[:n] {
+	for _, l := range p.linesTo(n) {
 		counts[numberedLine(l)]++
 	}
 	style := numNone
@@ -133,25 +146,98 @@ func (p *plan) numberStyle() numbering {
 	return style
 }
 
-// cleanView sets view to the lines as classifiers should read them: without
+// cleanView sets what classifiers read (viewLine) to the lines without
 // terminal colour codes, and without the line numbers of a numbered file
-// read (a log or test report opened with Read).
+// read (a log or test report opened with Read). The colour codes go in one
+// copy of the text: a CSI sequence never spans a line break, so its lines
+// are the lines of body.
 func (p *plan) cleanView() {
-	style := p.numberStyle()
-	ansi := strings.Contains(p.src, "\x1b[")
-	if style == numNone && !ansi {
-		return
+	p.vstyle = p.numberStyle()
+	if strings.Contains(p.body, "\x1b[") {
+		p.vbody = stripANSI(p.body)
+		p.vstarts = lineStarts(p.vbody)
 	}
-	p.view = make([]string, len(p.lines))
-	for i, l := range p.lines {
-		if ansi {
-			l = stripANSI(l)
+}
+
+// lineStarts indexes the lines of s: the start of each line, and one past
+// the end of s as if a '\n' followed it. Callers keep s under 2 GiB
+// (maxPlanBytes).
+func lineStarts(s string) []int32 {
+	starts := make([]int32, 1, strings.Count(s, "\n")+2)
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			break
 		}
-		if style != numNone && numberedLine(l) == style {
-			l = stripNumber(l, style)
-		}
-		p.view[i] = l
+		i += j + 1
+		starts = append(starts, int32(i))
 	}
+	return append(starts, int32(len(s)+1))
+}
+
+// line returns line i, without its '\n'.
+func (p *plan) line(i int) string {
+	return p.body[p.starts[i] : p.starts[i+1]-1]
+}
+
+// viewLine returns line i as classifiers read it (cleanView).
+func (p *plan) viewLine(i int) string {
+	l := p.body
+	starts := p.starts
+	if p.vstarts != nil {
+		l, starts = p.vbody, p.vstarts
+	}
+	l = l[starts[i] : starts[i+1]-1]
+	if p.vstyle != numNone && numberedLine(l) == p.vstyle {
+		l = stripNumber(l, p.vstyle)
+	}
+	return l
+}
+
+// allLines yields every line with its index.
+func (p *plan) allLines() iter.Seq2[int, string] {
+	return p.linesTo(p.n)
+}
+
+// linesTo yields the first n lines with their indices.
+func (p *plan) linesTo(n int) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for i := range n {
+			if !yield(i, p.line(i)) {
+				return
+			}
+		}
+	}
+}
+
+// allViews yields every line as classifiers read it, with its index.
+func (p *plan) allViews() iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for i := range p.n {
+			if !yield(i, p.viewLine(i)) {
+				return
+			}
+		}
+	}
+}
+
+// groupOf returns the group of line i, or -1.
+func (p *plan) groupOf(i int) int32 {
+	if p.group == nil {
+		return -1
+	}
+	return p.group[i]
+}
+
+// setGroup puts line i in group g, making room for groups on first use.
+func (p *plan) setGroup(i int, g int32) {
+	if p.group == nil {
+		p.group = make([]int32, p.n)
+		for k := range p.group {
+			p.group[k] = -1
+		}
+	}
+	p.group[i] = g
 }
 
 // stripANSI removes CSI escape sequences ("\x1b[32m", "\x1b[0K").
@@ -227,7 +313,7 @@ func (p *plan) addContext(upTo tier) {
 	if p.context == 0 {
 		return
 	}
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < n; i++ {
 		if p.cls[i].tier > upTo {
 			continue
@@ -249,13 +335,13 @@ func (p *plan) addContext(upTo tier) {
 // The first line of a run of three or more is raised to tierHigh: "this
 // happened 300 times" is worth a line in any log.
 func (p *plan) foldRepeats() {
-	n := len(p.lines)
+	n := p.n
 	for i := 1; i < n; i++ {
-		if p.lines[i] != p.lines[i-1] || strings.TrimSpace(p.lines[i]) == "" {
+		if p.line(i) != p.line(i-1) || strings.TrimSpace(p.line(i)) == "" {
 			continue
 		}
 		j := i
-		for j < n && p.lines[j] == p.lines[i-1] {
+		for j < n && p.line(j) == p.line(i-1) {
 			p.cls[j].tier = tierNever
 			j++
 		}
@@ -271,7 +357,7 @@ func (p *plan) foldRepeats() {
 // trace, the blank lines between passing tests. One marker then covers the
 // whole region instead of a marker per fragment.
 func (p *plan) smoothNoise() {
-	n := len(p.lines)
+	n := p.n
 	plain := func(c lineClass) bool { return c.tier == tierFill && c.rank == 0 && c.cat == 0 }
 	for i := 0; i < n; {
 		if !plain(p.cls[i]) {
@@ -299,7 +385,7 @@ func (p *plan) smoothNoise() {
 // Noise stays noise: a log that opens with a shell trace gains nothing from
 // keeping it.
 func (p *plan) headTail(head, tail int) {
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < head && i < n; i++ {
 		if p.cls[i].tier == tierFill {
 			p.raise(i, tierHead, i)
@@ -316,7 +402,7 @@ func (p *plan) headTail(head, tail int) {
 // distance from the nearer end of the output, the start weighing double, so
 // filling grows the head twice as fast as the tail.
 func (p *plan) fillRanks() {
-	n := len(p.lines)
+	n := p.n
 	for i := range p.cls {
 		if p.cls[i].tier == tierFill && p.cls[i].rank == 0 {
 			p.cls[i].rank = int32(min(i, 2*(n-1-i)))
@@ -325,7 +411,7 @@ func (p *plan) fillRanks() {
 }
 
 func (p *plan) lineCost(i int) int {
-	l := len(p.lines[i])
+	l := len(p.line(i))
 	if p.mustCut > 0 && p.must(i) {
 		l = len(p.cutMust(i))
 	} else if l > p.maxLine {
@@ -352,7 +438,7 @@ func (p *plan) planMustCut() {
 	}
 	var lens []int
 	total, fixed := 0, 0
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		if !p.must(i) {
 			continue
 		}
@@ -417,7 +503,7 @@ const cutMarkCost = 28
 // never inside the id), then a bytes marker. Lines the cut would not
 // shorten stay whole, and so do run summaries and JSON events.
 func (p *plan) cutMust(i int) string {
-	s := p.lines[i]
+	s := p.line(i)
 	cut := p.mustCut
 	if strings.HasPrefix(s, "{") || p.cls[i].rank == 0 {
 		// A summary is short and says everything at once; a `go test
@@ -440,8 +526,8 @@ func (p *plan) cutMust(i int) string {
 
 // gapDelta says how the number of gaps changes when line i is kept.
 func (p *plan) gapDelta(i int) int {
-	left := i == 0 || p.keep[i-1]
-	right := i == len(p.lines)-1 || p.keep[i+1]
+	left := i == 0 || p.cls[i-1].keep
+	right := i == p.n-1 || p.cls[i+1].keep
 	switch {
 	case left && right:
 		return -1
@@ -457,7 +543,7 @@ func (p *plan) gapDelta(i int) int {
 func (p *plan) selectGreedy() {
 	// Noise (passing tests, shell traces) is never chosen to fill the
 	// budget: when everything else fits, a shorter output is better.
-	order := make([]int32, 0, len(p.lines))
+	order := make([]int32, 0, p.n)
 	for i, c := range p.cls {
 		if c.tier < tierNoise {
 			order = append(order, int32(i))
@@ -503,7 +589,7 @@ func (p *plan) selectGreedy() {
 			}
 			continue
 		}
-		p.keep[i] = true
+		p.cls[i].keep = true
 		used += cost
 	}
 	p.usedBytes = used + reserve
@@ -530,7 +616,7 @@ func (p *plan) frameListReserve() int {
 		if int(c.cat) != p.frameCat || c.tier == tierNever {
 			continue
 		}
-		loc := location(p.view[k])
+		loc := location(p.viewLine(k))
 		if strings.LastIndexByte(loc, ':') <= 0 || seen[loc] {
 			continue
 		}
@@ -546,21 +632,21 @@ func (p *plan) frameListReserve() int {
 // tenth.
 func (p *plan) fillSmallGaps() {
 	extra := p.budget / 10
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < n && extra > 0; i++ {
-		if p.keep[i] || p.cls[i].tier == tierNever {
+		if p.cls[i].keep || p.cls[i].tier == tierNever {
 			continue
 		}
-		left := i == 0 || p.keep[i-1]
-		right := i == n-1 || p.keep[i+1]
+		left := i == 0 || p.cls[i-1].keep
+		right := i == n-1 || p.cls[i+1].keep
 		if !left || !right {
 			continue
 		}
 		c := p.lineCost(i) - markerCost
-		if len(p.lines[i]) > 2*markerCost || c > extra {
+		if len(p.line(i)) > 2*markerCost || c > extra {
 			continue
 		}
-		p.keep[i] = true
+		p.cls[i].keep = true
 		extra -= max(c, 0)
 	}
 }
@@ -578,7 +664,7 @@ func (p *plan) renderOnce() (string, int) {
 	var b strings.Builder
 	b.Grow(min(len(p.src), p.critCap+p.budget))
 	omitted := 0
-	n := len(p.lines)
+	n := p.n
 	first := true
 	emit := func(s string) {
 		if !first {
@@ -591,17 +677,17 @@ func (p *plan) renderOnce() (string, int) {
 		emit(p.preface)
 	}
 	for i := 0; i < n; {
-		if p.keep[i] {
+		if p.cls[i].keep {
 			if p.mustCut > 0 && p.must(i) {
 				emit(p.cutMust(i))
 			} else {
-				emit(p.cutLong(p.lines[i]))
+				emit(p.cutLong(p.line(i)))
 			}
 			i++
 			continue
 		}
 		j := i
-		for j < n && !p.keep[j] {
+		for j < n && !p.cls[j].keep {
 			j++
 		}
 		omitted += p.renderGap(i, j, emit)
@@ -618,12 +704,12 @@ func (p *plan) renderOnce() (string, int) {
 // written out instead; with groups, each group gets its own marker.
 func (p *plan) renderGap(i, j int, emit func(string)) int {
 	omitted := 0
-	if i > 0 && p.keep[i-1] {
+	if i > 0 && p.cls[i-1].keep {
 		r := i
-		for r < j && p.lines[r] == p.lines[i-1] {
+		for r < j && p.line(r) == p.line(i-1) {
 			r++
 		}
-		if r-i >= 2 || (r-i == 1 && len(p.lines[i-1]) > 40) {
+		if r-i >= 2 || (r-i == 1 && len(p.line(i-1)) > 40) {
 			emit(repeatMarker(r - i))
 			omitted += r - i
 			i = r
@@ -636,7 +722,7 @@ func (p *plan) renderGap(i, j int, emit func(string)) int {
 		// One marker per group, unless that is many markers.
 		cuts := []int{i}
 		for k := i + 1; k < j; k++ {
-			if p.cls[k].group != p.cls[k-1].group {
+			if p.groupOf(k) != p.groupOf(k-1) {
 				cuts = append(cuts, k)
 			}
 		}
@@ -659,7 +745,7 @@ func (p *plan) renderRun(i, j int, emit func(string)) int {
 	size := func(limit int) int {
 		n := 0
 		for k := i; k < j && n <= limit; k++ {
-			n += len(p.lines[k]) + 1
+			n += len(p.line(k)) + 1
 		}
 		return n
 	}
@@ -669,7 +755,7 @@ func (p *plan) renderRun(i, j int, emit func(string)) int {
 	}
 	if size(len(m)+1) <= len(m)+1 {
 		for k := i; k < j; k++ {
-			emit(p.cutLong(p.lines[k]))
+			emit(p.cutLong(p.line(k)))
 		}
 		return 0
 	}
@@ -702,15 +788,15 @@ func (p *plan) reason(i, j int) string {
 		return "lines " + strconv.Itoa(a) + "-" + strconv.Itoa(z)
 	}
 	if p.groups != nil {
-		g := p.cls[i].group
+		g := p.groupOf(i)
 		same := g >= 0
 		for k := i + 1; k < j && same; k++ {
-			same = p.cls[k].group == g
+			same = p.groupOf(k) == g
 		}
 		if same {
 			return p.groupReason(i, j, int(g))
 		}
-		if g >= 0 || p.cls[j-1].group >= 0 {
+		if g >= 0 || p.groupOf(j-1) >= 0 {
 			return p.groupsReason(i, j)
 		}
 	}
@@ -734,7 +820,7 @@ func (p *plan) reason(i, j int) string {
 func (p *plan) frameLocations(i, j int) string {
 	gapBytes := 0
 	for k := i; k < j; k++ {
-		gapBytes += len(p.lines[k]) + 1
+		gapBytes += len(p.line(k)) + 1
 	}
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
@@ -744,7 +830,7 @@ func (p *plan) frameLocations(i, j int) string {
 		if int(p.cls[k].cat) != p.frameCat {
 			continue
 		}
-		loc := location(p.view[k])
+		loc := location(p.viewLine(k))
 		if c := strings.LastIndexByte(loc, ':'); c <= 0 || p.listed[loc] {
 			continue // not a location, or named by an earlier marker: a repeated frame
 		}
@@ -822,10 +908,10 @@ func (p *plan) groupReason(i, j, g int) string {
 	b.WriteString(p.groupUnit)
 	if p.headingOf != nil {
 		k := i - 1 // back over the kept lines of this group to its heading
-		for k >= 0 && p.keep[k] && p.cls[k].group == int32(g) {
+		for k >= 0 && p.cls[k].keep && p.groupOf(k) == int32(g) {
 			k--
 		}
-		if k >= 0 && p.keep[k] && p.headingOf[k] == int32(g) {
+		if k >= 0 && p.cls[k].keep && p.headingOf[k] == int32(g) {
 			return b.String()
 		}
 	}
@@ -859,7 +945,7 @@ func (p *plan) groupsReason(i, j int) string {
 	type gc struct{ g, n int32 }
 	var list []gc
 	for k := i; k < j; k++ {
-		g := p.cls[k].group
+		g := p.groupOf(k)
 		if g < 0 {
 			continue
 		}
@@ -896,7 +982,7 @@ func (p *plan) groupsReason(i, j int) string {
 	// third of the budget.
 	gapBytes := 0
 	for k := i; k < j; k++ {
-		gapBytes += len(p.lines[k]) + 1
+		gapBytes += len(p.line(k)) + 1
 	}
 	limit := min(gapBytes/6, p.budget/3)
 	for x, c := range list {

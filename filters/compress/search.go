@@ -17,7 +17,7 @@ import (
 // Grep's files_with_matches) and is handled as a listing.
 func classifySearch(p *plan) {
 	hitsSeen, plain := 0, 0
-	for _, l := range p.lines[:min(len(p.lines), 400)] {
+	for _, l := range p.linesTo(min(p.n, 400)) {
 		if path, _, _ := parseHit(l); path != "" {
 			hitsSeen++
 		} else if numberedHit(l) > 0 {
@@ -38,7 +38,7 @@ func classifySearch(p *plan) {
 	p.groupLines = true
 	p.groupSplit = 24
 	p.markCost = 110
-	p.hitLine = make([]int32, len(p.lines))
+	p.hitLine = make([]int32, p.n)
 	catOther := p.category("output")
 	groupOf := make(map[string]int32)
 	var perGroup []int
@@ -53,7 +53,7 @@ func classifySearch(p *plan) {
 		return g
 	}
 	heading := int32(-1) // rg --heading: the current file
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		path, n, match := parseHit(l)
 		if path == "" && plainHits {
 			if path = plainHitPath(l); path != "" {
@@ -71,7 +71,7 @@ func classifySearch(p *plan) {
 			if path != "" {
 				g = group(path)
 			}
-			p.cls[i].group = g
+			p.setGroup(i, g)
 			if match {
 				p.hitLine[i] = int32(n)
 			}
@@ -95,7 +95,7 @@ func classifySearch(p *plan) {
 		case strings.TrimSpace(l) == "--":
 			p.set(i, tierNoise, 0, catOther)
 			if heading >= 0 {
-				p.cls[i].group = heading
+				p.setGroup(i, heading)
 			}
 		case isPathLine(l) || strings.HasSuffix(trimRight(l), " matches)") || strings.HasSuffix(trimRight(l), " match)"):
 			// A heading: rg --heading, or SWE-agent's "/path (3 matches)".
@@ -104,7 +104,7 @@ func classifySearch(p *plan) {
 				name = name[:k]
 			}
 			heading = group(name)
-			p.cls[i].group = heading
+			p.setGroup(i, heading)
 			p.set(i, tierHigh, int(heading), 0)
 		case strings.TrimSpace(l) == "":
 			heading = -1
@@ -160,7 +160,7 @@ func classifyListing(p *plan) {
 	}
 	var stack []level // tree / indented lists: the open directories
 	lsDir := ""       // ls -R: the current "dir:" header
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		t := strings.TrimSpace(l)
 		var dir string
 		switch {
@@ -174,7 +174,7 @@ func classifyListing(p *plan) {
 			lsDir = strings.TrimSuffix(t, ":")
 			p.set(i, tierHigh, 0, catOther)
 			if p.headingOf == nil {
-				p.headingOf = make([]int32, len(p.lines))
+				p.headingOf = make([]int32, p.n)
 				for k := range p.headingOf {
 					p.headingOf[k] = -1
 				}
@@ -222,7 +222,7 @@ func classifyListing(p *plan) {
 			}
 		}
 		g := group(dir)
-		p.cls[i].group = g
+		p.setGroup(i, g)
 		if strings.HasSuffix(t, " .") || strings.HasSuffix(t, " ..") {
 			// ls -a's "." and "..": after every real entry.
 			p.set(i, tierFill, 1<<20, 0)
