@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // maxAllocPerInputByte is the bound on what one compression allocates, per
@@ -102,4 +103,60 @@ func BenchmarkStructuralMemory(b *testing.B) {
 			b.ReportMetric(float64(ms.TotalAlloc-start)/float64(b.N)/float64(len(in.text)), "B/inbyte")
 		})
 	}
+}
+
+// TestDenseCut: line-dense outputs are cut without a plan, and still keep
+// their head and tail, the lines that report, and every guarantee.
+func TestDenseCut(t *testing.T) {
+	mid := strings.Repeat("\n", 300000) + "FAILED tests/test_io.py::test_read - OSError: disk full\n" +
+		strings.Repeat("\n", 300000) + "==== 1 failed, 3 passed in 2.01s ====\n" + strings.Repeat("\n", 300000)
+	s := Structural(StructuralOptions{})
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"blank_lines", strings.Repeat("\n", 1<<20), []string{" lines omitted: "}},
+		{"reporting_lines_between", "collected 4 items\n" + mid + "exit 1\n",
+			[]string{"collected 4 items\n", "FAILED tests/test_io.py::test_read - OSError: disk full\n", "==== 1 failed, 3 passed in 2.01s ====\n", "exit 1\n"}},
+		{"seq", denseInputs(1 << 20)[1].text, []string{"1\n2\n3\n", " lines omitted: "}},
+		{"long_line_then_blanks", strings.Repeat("é", 1<<16) + strings.Repeat("\n", 1<<21), []string{"bytes omitted"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tooDense(tc.text) {
+				t.Fatal("not dense")
+			}
+			out, rep := s.Compress(tc.text, bash("cat out.txt"))
+			if !rep.Changed || len(out) >= len(tc.text) || len(out) > 2*DefaultTargetBytes {
+				t.Fatalf("changed=%v, %d -> %d bytes", rep.Changed, len(tc.text), len(out))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if !utf8.ValidString(out) {
+				t.Error("invalid UTF-8")
+			}
+			if again, _ := s.Compress(out, bash("cat out.txt")); again != out {
+				t.Error("not idempotent")
+			}
+			if out2, _ := s.Compress(tc.text, bash("cat out.txt")); out2 != out {
+				t.Error("not deterministic")
+			}
+			if got, want := rep.LinesAfter+rep.Omitted-markerLines(out), rep.LinesBefore; got != want {
+				t.Errorf("kept %d + omitted %d - markers %d = %d lines, input had %d", rep.LinesAfter, rep.Omitted, markerLines(out), got, want)
+			}
+		})
+	}
+}
+
+// markerLines counts the marker lines of out.
+func markerLines(out string) int {
+	n := 0
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(l, "[… ") && strings.HasSuffix(l, " …]") {
+			n++
+		}
+	}
+	return n
 }

@@ -721,7 +721,7 @@ func (p *plan) renderGap(i, j int, emit func(string)) int {
 	if p.groups != nil {
 		// One marker per group, unless that is many markers.
 		cuts := []int{i}
-		for k := i + 1; k < j; k++ {
+		for k := i + 1; k < j && len(cuts) <= p.groupSplit; k++ {
 			if p.groupOf(k) != p.groupOf(k-1) {
 				cuts = append(cuts, k)
 			}
@@ -942,16 +942,31 @@ func (p *plan) groupReason(i, j, g int) string {
 // groupsReason words a gap that spans many groups, naming each with its
 // count while that stays short: "hits in 48 files: a.go (12), b/c.go (3), …".
 func (p *plan) groupsReason(i, j int) string {
+	// The names cost at most a sixth of the lines they stand for and a
+	// third of the budget; a name with its count takes five bytes at
+	// least, so no more runs than that are held.
+	gapBytes := 0
+	for k := i; k < j; k++ {
+		gapBytes += len(p.line(k)) + 1
+	}
+	limit := min(gapBytes/6, p.budget/3)
 	type gc struct{ g, n int32 }
 	var list []gc
+	runs, held, last := 0, false, int32(-1)
 	for k := i; k < j; k++ {
 		g := p.groupOf(k)
 		if g < 0 {
 			continue
 		}
-		if len(list) > 0 && list[len(list)-1].g == g {
-			list[len(list)-1].n++
-		} else {
+		if runs > 0 && g == last {
+			if held {
+				list[len(list)-1].n++
+			}
+			continue
+		}
+		runs, last = runs+1, g
+		held = len(list) <= limit/5
+		if held {
 			list = append(list, gc{g, 1})
 		}
 	}
@@ -962,7 +977,7 @@ func (p *plan) groupsReason(i, j int) string {
 	case "entries":
 		noun = "directories"
 	}
-	if len(list) == 1 {
+	if runs == 1 {
 		switch noun {
 		case "files":
 			noun = "file"
@@ -975,16 +990,9 @@ func (p *plan) groupsReason(i, j int) string {
 	var b strings.Builder
 	b.WriteString(p.groupUnit)
 	b.WriteString(" in ")
-	b.WriteString(strconv.Itoa(len(list)))
+	b.WriteString(strconv.Itoa(runs))
 	b.WriteByte(' ')
 	b.WriteString(noun)
-	// The names cost at most a sixth of the lines they stand for and a
-	// third of the budget.
-	gapBytes := 0
-	for k := i; k < j; k++ {
-		gapBytes += len(p.line(k)) + 1
-	}
-	limit := min(gapBytes/6, p.budget/3)
 	for x, c := range list {
 		part := p.groups[c.g] + " (" + strconv.Itoa(int(c.n)) + ")"
 		if b.Len()+len(part)+2 > limit {
