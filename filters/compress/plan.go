@@ -593,10 +593,10 @@ func (p *plan) selectGreedy() {
 		used += cost
 	}
 	p.usedBytes = used + reserve
-	// Lists take what selection left of the aim (the reserve, and more if
-	// lines did not use it all); when must-keep lines alone overflowed the
-	// aim, a quarter of it at most, as context lines get.
-	p.listLeft = max(p.budget-used, min(reserve, p.budget/2))
+	// Lists take what selection left of the aim, and at least the reserve,
+	// even when must-keep lines alone overflowed the aim: a location is
+	// where the next read goes (tuned on the tuning set, issue 23).
+	p.listLeft = max(p.budget-used, reserve)
 	p.fillSmallGaps()
 }
 
@@ -604,8 +604,8 @@ func (p *plan) selectGreedy() {
 // lists of omitted traceback frames: what listing every frame's file and
 // line would take, written out as frameLocations writes them, up to three
 // fifths of the budget (the innermost and outermost frame lines, which
-// name their own location, come first). A location is worth more to an agent than the code line
-// under it: it is where the next read goes.
+// name their own location, come first). A location is worth more to an
+// agent than the code line under it: it is where the next read goes.
 func (p *plan) frameListReserve() int {
 	if p.frameCat < 0 {
 		return 0
