@@ -42,6 +42,15 @@ func denseInputs(size int) []struct {
 		{"find_short_names", find.String(), bash("find .")},
 		{"blank_numbered_read", repeatTo(size, func(i int) string { return fmt.Sprintf("%6d→\n", i+1) }), Hint{ToolName: "Read"}},
 		{"ansi_blank_lines", strings.Repeat("\x1b[0m\n", size/5), bash("make")},
+		// Every line distinct and kept in a classifier's map: error lines,
+		// locations, failing tests, repeated frames.
+		{"error_lines", repeatTo(size, func(i int) string { return fmt.Sprintf("E%d: error: x\n", i) }), bash("make")},
+		{"locations", repeatTo(size, func(i int) string { return fmt.Sprintf("a/b%d.go:%d: w\n", i, i) }), bash("go vet ./...")},
+		{"failing_tests", repeatTo(size, func(i int) string { return fmt.Sprintf("FAILED t.py::t%d\n", i) }), bash("pytest")},
+		{"frames", "Traceback (most recent call last):\n" + repeatTo(size, func(i int) string { return fmt.Sprintf("  File \"a%d.py\", line %d, in f\n    g()\n", i, i) }) + "ValueError: x\n", bash("python x.py")},
+		{"hits", repeatTo(size, func(i int) string { return fmt.Sprintf("d%d/f%d.go:%d:x\n", i, i, i) }), Hint{ToolName: "Grep"}},
+		{"diff", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n" + repeatTo(size, func(i int) string { return fmt.Sprintf("+l%d\n", i) }), bash("git diff")},
+		{"json_array", "[" + repeatTo(size, func(i int) string { return fmt.Sprintf("%d,", i) }) + "0]", Hint{ToolName: "http"}},
 	}
 }
 

@@ -94,7 +94,7 @@ type plan struct {
 	// listLeft is what is left of the bytes reserved for frame location
 	// lists while rendering.
 	listLeft int
-	listed   map[string]bool // locations an earlier marker named
+	listed   map[uint64]bool // hashes of the locations an earlier marker named
 	// headingOf[i] is the group whose heading line i is, or -1; nil when
 	// the kind has no headings.
 	headingOf []int32
@@ -436,7 +436,7 @@ func (p *plan) planMustCut() {
 	if p.mustRank < 0 {
 		return
 	}
-	var lens []int
+	var lens []int32
 	total, fixed := 0, 0
 	for i, l := range p.allLines() {
 		if !p.must(i) {
@@ -447,7 +447,7 @@ func (p *plan) planMustCut() {
 		if strings.HasPrefix(l, "{") || p.cls[i].rank == 0 {
 			fixed += n // JSON events and summaries are never cut
 		} else {
-			lens = append(lens, n)
+			lens = append(lens, int32(n))
 		}
 	}
 	if total <= p.critCap {
@@ -457,7 +457,7 @@ func (p *plan) planMustCut() {
 	fits := func(cut int) bool {
 		n := fixed
 		for _, l := range lens {
-			n += min(l, cut+cutMarkCost)
+			n += min(int(l), cut+cutMarkCost)
 		}
 		return n <= p.critCap
 	}
@@ -614,21 +614,22 @@ func (p *plan) locationListReserve() int {
 	if p.frameCat < 0 {
 		return 0
 	}
-	seen := make(map[string]bool)
+	seen := newSeenSet(len(p.body))
 	n, most := 0, p.budget*3/5
 	for k, c := range p.cls {
 		if n >= most {
-			break // the map holds no more than the budget's worth
+			break
 		}
 		if c.tier == tierNever || c.tier == tierCritical {
 			continue
 		}
-		loc := location(p.viewLine(k))
-		if strings.LastIndexByte(loc, ':') <= 0 || seen[loc] {
+		l := p.viewLine(k)
+		h, ok := locationHash(l)
+		if !ok || seen.add(h) {
 			continue
 		}
-		seen[loc] = true
-		n += len(loc) + 2
+		path, line := locationParts(l)
+		n += len(path) + len(line) + 3
 	}
 	return min(n, most)
 }
@@ -669,7 +670,10 @@ func (p *plan) render() (string, int) {
 
 func (p *plan) renderOnce() (string, int) {
 	var b strings.Builder
-	b.Grow(min(len(p.src), p.critCap+p.budget))
+	// Selection's count of the bytes (must-keep lines may pass the aim by
+	// far) sizes the output at once; an output that grows to the input's
+	// size is given up, since finish would return the input anyway.
+	b.Grow(min(len(p.src), max(p.critCap+p.budget, p.usedBytes+p.usedBytes/8)))
 	omitted := 0
 	n := p.n
 	first := true
@@ -684,6 +688,9 @@ func (p *plan) renderOnce() (string, int) {
 		emit(p.preface)
 	}
 	for i := 0; i < n; {
+		if b.Len() >= len(p.src) {
+			return p.src, 0
+		}
 		if p.cls[i].keep {
 			if p.mustCut > 0 && p.must(i) {
 				emit(p.cutMust(i))
@@ -838,11 +845,12 @@ func (p *plan) gapLocations(i, j int) string {
 		if p.cls[k].tier == tierNever {
 			continue
 		}
-		loc := location(p.viewLine(k))
-		if c := strings.LastIndexByte(loc, ':'); c <= 0 || p.listed[loc] {
+		l := p.viewLine(k)
+		h, ok := locationHash(l)
+		if !ok || p.listed[h] {
 			continue // not a location, or named by an earlier marker: a repeated frame
 		}
-		part := cleanLabel(loc, 240)
+		part := cleanLabel(location(l), 240)
 		if n > 0 {
 			part = ", " + part
 		}
@@ -855,9 +863,9 @@ func (p *plan) gapLocations(i, j int) string {
 		b.WriteString(part)
 		n++
 		if p.listed == nil {
-			p.listed = make(map[string]bool)
+			p.listed = make(map[uint64]bool)
 		}
-		p.listed[loc] = true
+		p.listed[h] = true
 	}
 	if n == 0 {
 		return "" // nothing fitted

@@ -40,14 +40,23 @@ func classifySearch(p *plan) {
 	p.markCost = 110
 	p.hitLine = make([]int32, p.n)
 	catOther := p.category("output")
-	groupOf := make(map[string]int32)
-	var perGroup []int
+	groupOf := make(map[uint64]int32) // by the path's hash
+	var perGroup []int32
+	// Groups cost up to 150 bytes each with growth (map entry, name,
+	// count): no more than one per 128 input bytes, so a million one-hit
+	// files of short lines stay under the memory bound (review round 3,
+	// N4). Paths past the cap are ungrouped lines.
+	maxGroups := max(len(p.body)/128, 64)
 	group := func(path string) int32 {
-		if g, ok := groupOf[path]; ok {
+		h := fnv64(path)
+		if g, ok := groupOf[h]; ok {
 			return g
 		}
+		if len(p.groups) >= maxGroups {
+			return -1
+		}
 		g := int32(len(p.groups))
-		groupOf[path] = g
+		groupOf[h] = g
 		p.groups = append(p.groups, cleanLabel(path, 160))
 		perGroup = append(perGroup, 0)
 		return g
@@ -65,17 +74,17 @@ func classifySearch(p *plan) {
 				match = true
 			}
 		}
+		g := heading
+		if path != "" {
+			g = group(path)
+		}
 		switch {
-		case path != "" || (heading >= 0 && n > 0):
-			g := heading
-			if path != "" {
-				g = group(path)
-			}
+		case (path != "" || (heading >= 0 && n > 0)) && g >= 0:
 			p.setGroup(i, g)
 			if match {
 				p.hitLine[i] = int32(n)
 			}
-			k := perGroup[g]
+			k := int(perGroup[g])
 			perGroup[g]++
 			switch {
 			case k == 0:
@@ -103,9 +112,10 @@ func classifySearch(p *plan) {
 			if k := strings.LastIndex(name, " ("); k > 0 {
 				name = name[:k]
 			}
-			heading = group(name)
-			p.setGroup(i, heading)
-			p.set(i, tierHigh, int(heading), 0)
+			if heading = group(name); heading >= 0 {
+				p.setGroup(i, heading)
+				p.set(i, tierHigh, int(heading), 0)
+			}
 		case strings.TrimSpace(l) == "":
 			heading = -1
 		default:
