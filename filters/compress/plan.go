@@ -660,9 +660,9 @@ func (p *plan) fillSmallGaps() {
 }
 
 // render writes kept lines and a marker for each gap. It returns the output
-// and the number of input lines omitted. Markers of omitted traceback
-// frames name their locations ("… traceback frames at a.py:12,40; b.py:7"),
-// unless that takes the output well past what selection planned.
+// and the number of input lines omitted. Markers of diagnostic outputs name
+// the locations of the lines they stand for ("… traceback frames at
+// a.py:12, a.py:40, b.py:7"), within what selection reserved (gapLocations).
 func (p *plan) render() (string, int) {
 	p.locLists = p.frameCat >= 0
 	return p.renderOnce()
