@@ -155,7 +155,9 @@ func (p *plan) cleanView() {
 	p.vstyle = p.numberStyle()
 	if strings.Contains(p.body, "\x1b[") {
 		p.vbody = stripANSI(p.body)
-		p.vstarts = lineStarts(p.vbody)
+		if p.vstarts = lineStarts(p.vbody); len(p.vstarts) != len(p.starts) {
+			p.vbody, p.vstarts = p.body, nil // cannot happen; read the raw lines then
+		}
 	}
 }
 
