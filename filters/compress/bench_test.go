@@ -30,7 +30,7 @@ func benchInputs(b *testing.B) []struct {
 }
 
 // benchInputsOf builds an input of about benchSize bytes of each kind.
-func benchInputsOf(b *testing.B, benchSize int) []struct {
+func benchInputsOf(b testing.TB, benchSize int) []struct {
 	kind Kind
 	text string
 	hint Hint

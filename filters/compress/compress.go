@@ -219,6 +219,10 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			out, omitted = compressJSON(text, s.opts.TargetBytes)
 		}
 	default:
+		if tooDense(text) {
+			out, omitted = denseCut(text, kind, s.opts.TargetBytes)
+			break
+		}
 		p := newPlan(text, kind, s.opts)
 		p.query = queryTerms(hint)
 		switch kind {

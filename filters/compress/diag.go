@@ -2,6 +2,7 @@ package compress
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/tidwall/gjson"
 )
@@ -19,7 +20,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	// rankErrorsFromBothEnds) are kept at any ratio: an agent cannot ask
 	// for a failure it was never told of.
 	p.mustRank = 2
-	if kind == KindTestLog && isGoTestJSON(p.view) {
+	if kind == KindTestLog && p.isGoTestJSON() {
 		classifyGoTestJSON(p)
 		return
 	}
@@ -33,12 +34,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	catPassXML := p.category("passing test cases")
 	const catOut = 0
 
-	seenErr := make(map[string]struct{})
-	seenLoc := make(map[string]struct{})
-	seenMust := make(map[string]bool)
+	// The seen-sets hold hashes: eight bytes per distinct line.
+	seenErr := newSeenSet(len(p.body))
+	seenLoc := newSeenSet(len(p.body))
+	seenMust := newSeenSet(len(p.body))
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
-	for i, l := range p.view {
+	for i, l := range p.allViews() {
 		if test {
 			if title := ruleTitle(l, '='); title != "" {
 				inPasses = title == "PASSES"
@@ -70,31 +72,27 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 0, catOut)
 		case test && isSummaryLine(l):
 			p.set(i, tierCritical, 0, catOut)
-			if seenMust[l] {
+			if seenMust.add(fnv64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
 			}
-			seenMust[l] = true
 		case test && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
-			if seenMust[l] {
+			if seenMust.add(fnv64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
-			seenMust[l] = true
 		case isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
 		case !test && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
 		case isErrorLine(l) || logKind && isLogError(l):
-			key := collapseSpace(l)
-			if _, dup := seenErr[key]; dup {
-				if strings.HasPrefix(key, "Traceback (most recent call last)") {
+			if seenErr.add(collapsedHash(l)) {
+				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {
 					// Each traceback's header frames its block.
 					p.set(i, tierHigh, 0, catOut)
 				} else {
 					p.set(i, tierFill, 0, catRepeat)
 				}
 			} else {
-				seenErr[key] = struct{}{}
 				p.set(i, tierCritical, 2, catOut)
 			}
 		case test && isPassingTest(l):
@@ -113,9 +111,8 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		case test && isProgressLine(l):
 			p.set(i, tierNoise, 0, catPass)
 		default:
-			if loc := location(l); loc != "" {
-				if _, dup := seenLoc[loc]; !dup {
-					seenLoc[loc] = struct{}{}
+			if loc, ok := locationHash(l); ok {
+				if !seenLoc.add(loc) {
 					p.set(i, tierHigh, 0, catOut)
 				}
 			} else if logKind && isWarnLine(l) {
@@ -149,29 +146,30 @@ func classifyDiagnostic(p *plan, kind Kind) {
 // report (what that test asserted). A run of many failures of one kind
 // costs one line; a run of many kinds is what an agent must be told of.
 func rankErrorsFromBothEnds(p *plan) {
-	var errs []int
+	var errs []int32
 	for i, c := range p.cls {
 		if c.tier == tierCritical && c.rank >= 2 {
-			errs = append(errs, i)
+			errs = append(errs, int32(i))
 		}
 	}
 	m := len(errs)
-	types := make(map[string]bool)
+	types := make(map[uint64]bool)
 	sec, lastESec := 0, -1
 	next := 0 // the next line to look for a report header at
-	for k, i := range errs {
+	for k, i32 := range errs {
+		i := int(i32)
 		for ; next < i; next++ {
-			if l := p.view[next]; len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+			if l := p.viewLine(next); len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
 				sec++
 			}
 		}
 		r := 2 + min(k, m-1-k)
-		l := p.view[i]
+		l := p.viewLine(i)
 		isE := strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t")
 		x := exceptionName(l)
 		switch {
-		case x != "" && !types[x]:
-			types[x] = true
+		case x != "" && !types[fnv64(x)]:
+			types[fnv64(x)] = true
 			r = 2
 		case isE && sec > 0 && lastESec != sec:
 			r = 2
@@ -210,14 +208,14 @@ func isProgressLine(l string) bool {
 // nearer end of its section, so the budget goes to the start and end of
 // every report before the middle of any; earlier reports first on ties.
 func rankSections(p *plan) {
-	n := len(p.lines)
+	n := p.n
 	sec := 0
 	for i := 0; i < n; i++ {
-		if !isSectionStart(p.view[i]) || p.cls[i].tier == tierNoise {
+		if !isSectionStart(p.viewLine(i)) || p.cls[i].tier == tierNoise {
 			continue
 		}
 		j := i + 1
-		for j < n && !isSectionStart(p.view[j]) && !isSectionEnd(p.view[j]) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
+		for j < n && !isSectionStart(p.viewLine(j)) && !isSectionEnd(p.viewLine(j)) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
 			j++
 		}
 		for k := i + 1; k < j; k++ {
@@ -236,19 +234,19 @@ func rankSections(p *plan) {
 // from the innermost one, the outermost frame right after it: Python prints
 // the innermost frame last, Java, JavaScript and Go first.
 func rankFrames(p *plan, cat uint8) {
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < n; i++ {
-		l := p.view[i]
+		l := p.viewLine(i)
 		t := trimLeft(l)
 		switch {
 		case strings.HasPrefix(t, "Traceback (most recent call last)"):
 			// Frames: `  File "x", line n, in f` plus indented code lines,
 			// until a line at the traceback's own indentation.
 			indent := len(l) - len(t)
-			var frames []int
+			var frames []int32
 			j := i + 1
 			for ; j < n; j++ {
-				lj := p.view[j]
+				lj := p.viewLine(j)
 				tj := trimLeft(lj)
 				if tj == "" {
 					continue
@@ -257,7 +255,7 @@ func rankFrames(p *plan, cat uint8) {
 					break
 				}
 				if strings.HasPrefix(tj, "File \"") {
-					frames = append(frames, j)
+					frames = append(frames, int32(j))
 				}
 			}
 			rankBlock(p, frames, j, false, cat)
@@ -265,12 +263,12 @@ func rankFrames(p *plan, cat uint8) {
 		case isPytestFrame(l):
 			// pytest's long tracebacks: "path.py:262: in f", the code
 			// after it, "_ _ _" between frames; innermost last.
-			var frames []int
+			var frames []int32
 			j := i
 			for ; j < n; j++ {
-				lj := p.view[j]
+				lj := p.viewLine(j)
 				if isPytestFrame(lj) {
-					frames = append(frames, j)
+					frames = append(frames, int32(j))
 					continue
 				}
 				if lj == "" || lj[0] == ' ' || lj[0] == '\t' || strings.HasPrefix(lj, "_ _ _") {
@@ -282,12 +280,12 @@ func rankFrames(p *plan, cat uint8) {
 			i = j - 1
 		case strings.HasPrefix(t, "at ") && len(t) > 3 && (strings.HasSuffix(t, ")") || strings.Contains(t, ":")):
 			// Java / JavaScript stacks, innermost first.
-			var frames []int
+			var frames []int32
 			j := i
 			for ; j < n; j++ {
-				tj := trimLeft(p.view[j])
+				tj := trimLeft(p.viewLine(j))
 				if strings.HasPrefix(tj, "at ") {
-					frames = append(frames, j)
+					frames = append(frames, int32(j))
 					continue
 				}
 				if strings.HasPrefix(tj, "... ") && strings.HasSuffix(tj, " more") {
@@ -299,15 +297,15 @@ func rankFrames(p *plan, cat uint8) {
 			i = j - 1
 		case strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(trimRight(l), "]:"):
 			// Go: "pkg.fn(...)" then "\t/path/file.go:12 +0x1d", innermost first.
-			var frames []int
+			var frames []int32
 			j := i + 1
 			for ; j < n; j++ {
-				lj := p.view[j]
+				lj := p.viewLine(j)
 				if strings.TrimSpace(lj) == "" || strings.HasPrefix(lj, "goroutine ") {
 					break
 				}
 				if strings.HasPrefix(lj, "\t") {
-					frames = append(frames, j)
+					frames = append(frames, int32(j))
 				}
 			}
 			rankBlock(p, frames, j, true, cat)
@@ -319,22 +317,21 @@ func rankFrames(p *plan, cat uint8) {
 // rankBlock ranks the frames of one block (frame lines in order; end is the
 // line after the block). Each frame's other lines (code, function name) get
 // the same tier and rank, so a frame is kept whole or not at all.
-func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
+func rankBlock(p *plan, frames []int32, end int, innermostFirst bool, cat uint8) {
 	nf := len(frames)
 	// Recursion repeats frames: a frame whose line was already seen nearer
 	// the innermost end ranks after every distinct frame.
-	seen := make(map[string]bool, nf)
+	seen := newSeenSet(len(p.body))
 	repeat := make([]bool, nf)
 	for x := range nf {
 		k := x
 		if !innermostFirst {
 			k = nf - 1 - x
 		}
-		key := strings.TrimSpace(p.view[frames[k]])
-		repeat[k] = seen[key]
-		seen[key] = true
+		repeat[k] = seen.add(fnv64(strings.TrimSpace(p.viewLine(int(frames[k])))))
 	}
-	for k, f := range frames {
+	for k, f32 := range frames {
+		f := int(f32)
 		d := k
 		if !innermostFirst {
 			d = nf - 1 - k
@@ -342,7 +339,7 @@ func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
 		if d == nf-1 && nf > 2 {
 			d = 1 // the outermost frame: where the call came from
 		}
-		if p.mentionsQuery(p.view[f]) {
+		if p.mentionsQuery(p.viewLine(f)) {
 			d = 0 // a frame in the script or test the agent ran
 		}
 		t := tierHigh
@@ -357,12 +354,12 @@ func rankBlock(p *plan, frames []int, end int, innermostFirst bool, cat uint8) {
 		// The lines that belong to this frame.
 		from, to := f+1, end
 		if k+1 < nf {
-			to = frames[k+1]
+			to = int(frames[k+1])
 		}
 		if innermostFirst {
 			// Go prints the function line before its file line.
 			from, to = f-1, f
-			if from < 0 || (k > 0 && from == frames[k-1]) {
+			if from < 0 || (k > 0 && from == int(frames[k-1])) {
 				continue
 			}
 		}
@@ -389,9 +386,10 @@ func isPytestFrame(l string) bool {
 }
 
 // isGoTestJSON reports whether most lines are `go test -json` events.
-func isGoTestJSON(lines []string) bool {
+func (p *plan) isGoTestJSON() bool {
 	n, ev := 0, 0
-	for _, l := range lines[:min(len(lines), 200)] {
+	for i := range min(p.n, 200) {
+		l := p.viewLine(i)
 		if l == "" {
 			continue
 		}
@@ -412,7 +410,7 @@ func classifyGoTestJSON(p *plan) {
 	const catOut = 0
 	type key struct{ pkg, test string }
 	failed := make(map[key]bool)
-	for _, l := range p.view {
+	for _, l := range p.allViews() {
 		if !strings.Contains(l, "\"fail\"") {
 			continue
 		}
@@ -432,8 +430,8 @@ func classifyGoTestJSON(p *plan) {
 		}
 	}
 	pos := make(map[key]int)
-	seenErr := make(map[string]struct{})
-	for i, l := range p.view {
+	seenErr := newSeenSet(len(p.body))
+	for i, l := range p.allViews() {
 		if l == "" {
 			continue
 		}
@@ -463,11 +461,9 @@ func classifyGoTestJSON(p *plan) {
 					p.set(i, tierNoise, 0, catPass)
 				}
 			case isErrorLine(trimLeft(out)):
-				key := collapseSpace(out)
-				if _, dup := seenErr[key]; dup {
+				if seenErr.add(collapsedHash(out)) {
 					p.set(i, tierContext, pos[k], catOut)
 				} else {
-					seenErr[key] = struct{}{}
 					p.set(i, tierCritical, 2, catOut)
 				}
 			case isPassingTest(out):
@@ -503,7 +499,7 @@ func isChainNotice(l string) bool {
 // test's lines become noise.
 func rankGoTests(p *plan, catPass uint8) {
 	failed := make(map[string]bool)
-	for _, l := range p.view {
+	for _, l := range p.allViews() {
 		t := trimLeft(l)
 		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
 			if f := strings.Fields(name); len(f) > 0 {
@@ -529,7 +525,7 @@ func rankGoTests(p *plan, catPass uint8) {
 	}
 	current := ""
 	pos := 0
-	for i, l := range p.view {
+	for i, l := range p.allViews() {
 		t := trimLeft(l)
 		if strings.HasPrefix(t, "=== ") {
 			f := strings.Fields(t)

@@ -26,7 +26,7 @@ func classifyDiff(p *plan) {
 		}
 		return &stats[len(stats)-1]
 	}
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		if inHunk && (oldLeft > 0 || newLeft > 0) {
 			c := byte(' ')
 			if l != "" {

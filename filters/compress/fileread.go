@@ -11,12 +11,12 @@ import "strings"
 // ask for exactly that range.
 func selectFileRead(p *plan) {
 	p.style = reasonRange
-	n := len(p.lines)
+	n := p.n
 	style := p.numberStyle()
 	if style != numNone {
 		p.lineNo = func(i int) int {
-			if numberedLine(p.lines[i]) == style {
-				return lineNumber(p.lines[i])
+			if numberedLine(p.line(i)) == style {
+				return lineNumber(p.line(i))
 			}
 			return -1
 		}
@@ -25,25 +25,25 @@ func selectFileRead(p *plan) {
 	used := p.markCost
 	// add keeps line i when it fits in limit; it reports false when not.
 	add := func(i int, limit int) bool {
-		if p.keep[i] {
+		if p.cls[i].keep {
 			return true
 		}
 		c := p.lineCost(i) + p.gapDelta(i)*p.markCost
 		if used+c > limit {
 			return false
 		}
-		p.keep[i] = true
+		p.cls[i].keep = true
 		used += c
 		return true
 	}
 	// Harness lines around the file (SWE-agent's "[File: ...]" and "(12 more
 	// lines above)", Claude Code's <system-reminder>) are kept whole.
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		if style != numNone && numberedLine(l) == style {
 			continue
 		}
 		if isReadFrame(l) {
-			p.keep[i] = true
+			p.cls[i].keep = true
 			used += p.lineCost(i)
 		}
 	}
@@ -60,7 +60,7 @@ func selectFileRead(p *plan) {
 	// fileReadOutline, the rest after the names.
 	var marks []int
 	for i := h; i <= t; i++ {
-		code := p.lines[i]
+		code := p.line(i)
 		if style != numNone {
 			code = stripNumber(code, style)
 		}
@@ -190,12 +190,12 @@ const maxNames = 1 << 18
 // flat array and counted in an open-addressing table, so the pass
 // allocates per read, not per line or name.
 func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int) {
-	n := min(len(p.lines), maxNameLines)
+	n := min(p.n, maxNameLines)
 	start := make([]int32, n+1)
 	var ids []uint64
 	for i := 0; i < n; i++ {
 		start[i] = int32(len(ids))
-		code := p.lines[i]
+		code := p.line(i)
 		if style != numNone {
 			code = stripNumber(code, style)
 		}
@@ -243,7 +243,7 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		}
 	}
 	for i := 0; i < n; i++ {
-		if p.keep[i] {
+		if p.cls[i].keep {
 			show(i)
 		}
 	}
@@ -259,7 +259,7 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	}
 	h := &lineHeap{}
 	for i := 0; i < n; i++ {
-		if !p.keep[i] && start[i+1] > start[i] {
+		if !p.cls[i].keep && start[i+1] > start[i] {
 			if sc := score(i); sc > 0 {
 				h.items = append(h.items, scoredLine{i, sc})
 			}

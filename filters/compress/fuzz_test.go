@@ -81,6 +81,9 @@ func FuzzStructural(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s.text, s.tool, s.args, 256)
 	}
+	// Line-dense outputs take denseCut, not a plan.
+	f.Add(strings.Repeat("\n", 3000)+"FAILED t.py::x - E\n"+strings.Repeat("1\n", 3000), "bash", `{"command":"pytest"}`, 300)
+	f.Add("["+strings.Repeat("1,", 3000)+"2]", "http", "", 299)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
 		// pass-through of small outputs.

@@ -123,42 +123,56 @@ func (w *jsonWriter) marker(n int, unit string) {
 	w.omitted += n
 }
 
+// jsonMember is an object member or array item as raw JSON: 32 bytes
+// where a pair of gjson.Results takes 160, for arrays of a million small
+// numbers (review round 3, N4).
 type jsonMember struct {
-	key gjson.Result // Type Null for array items
-	val gjson.Result
+	key string // empty for array items
+	val string
 }
 
-func members(v gjson.Result) []jsonMember {
+// members returns the first most members of v and how many it has in
+// all: object and array write a prefix of their members and only count
+// the rest, and a member costs at least two bytes of output (a value and
+// a comma), so most is half the budget and what is held is bounded by the
+// budget, not the input.
+func members(v gjson.Result, most int) ([]jsonMember, int) {
 	var m []jsonMember
+	n := 0
 	v.ForEach(func(k, val gjson.Result) bool {
-		m = append(m, jsonMember{k, val})
+		if n < most {
+			m = append(m, jsonMember{k.Raw, val.Raw})
+		}
+		n++
 		return true
 	})
-	return m
+	return m, n
 }
 
 // minCost is the least a member can be written in: small values whole,
 // large ones as a marker or a shortened string.
-func minCost(val gjson.Result) int {
-	return min(len(val.Raw), jsonMinValue)
+func minCost(val string) int {
+	return min(len(val), jsonMinValue)
 }
 
 func (w *jsonWriter) object(v gjson.Result, depth, budget int) {
-	m := members(v)
 	frame := 2 + w.lineCost(depth)
-	if budget < frame+jsonMinValue {
-		w.marker(len(m), "keys")
-		return
-	}
 	over := len(w.st.comma) + len(w.st.colon) + w.lineCost(depth+1)
 	avail := budget - frame
+	// A member costs over, a key of two quotes and a value of a byte at
+	// least: no more can be written than that fits in avail.
+	m, total := members(v, max(avail, 0)/(over+3)+1)
+	if budget < frame+jsonMinValue {
+		w.marker(total, "keys")
+		return
+	}
 	// How many members fit at their minimal cost, leaving room for the
 	// marker member if some do not.
 	k, used := 0, 0
 	for k < len(m) {
-		c := over + len(m[k].key.Raw) + minCost(m[k].val)
+		c := over + len(m[k].key) + minCost(m[k].val)
 		reserve := 0
-		if k+1 < len(m) {
+		if k+1 < total {
 			reserve = over + 5 + jsonMarkerCost
 		}
 		if used+c+reserve > avail {
@@ -167,12 +181,12 @@ func (w *jsonWriter) object(v gjson.Result, depth, budget int) {
 		used += c
 		k++
 	}
-	if k < len(m) {
+	if k < total {
 		avail -= over + 5 + jsonMarkerCost
 	}
 	fixed := 0
 	for _, mm := range m[:k] {
-		fixed += over + len(mm.key.Raw)
+		fixed += over + len(mm.key)
 	}
 	shares := waterFill(m[:k], avail-fixed)
 	w.b.WriteByte('{')
@@ -181,18 +195,18 @@ func (w *jsonWriter) object(v gjson.Result, depth, budget int) {
 			w.b.WriteString(w.st.comma)
 		}
 		w.newline(depth + 1)
-		w.b.WriteString(mm.key.Raw)
+		w.b.WriteString(mm.key)
 		w.b.WriteString(w.st.colon)
-		w.value(mm.val, depth+1, shares[i])
+		w.value(gjson.Parse(mm.val), depth+1, shares[i])
 	}
-	if k < len(m) {
+	if k < total {
 		if k > 0 {
 			w.b.WriteString(w.st.comma)
 		}
 		w.newline(depth + 1)
 		w.b.WriteString(`"…"`)
 		w.b.WriteString(w.st.colon)
-		w.marker(len(m)-k, "keys")
+		w.marker(total-k, "keys")
 	}
 	w.newline(depth)
 	w.b.WriteByte('}')
@@ -206,11 +220,11 @@ func waterFill(m []jsonMember, budget int) []int {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(m[a].val.Raw) - len(m[b].val.Raw) })
+	slices.SortStableFunc(order, func(a, b int) int { return len(m[a].val) - len(m[b].val) })
 	left := max(budget, 0)
 	for n, i := range order {
 		level := left / (len(order) - n)
-		need := len(m[i].val.Raw)
+		need := len(m[i].val)
 		if need <= level {
 			shares[i] = need
 		} else {
@@ -222,53 +236,48 @@ func waterFill(m []jsonMember, budget int) []int {
 }
 
 func (w *jsonWriter) array(v gjson.Result, depth, budget int) {
-	m := members(v)
 	frame := 2 + w.lineCost(depth)
 	if budget < frame+jsonMinValue {
-		w.marker(len(m), "items")
+		_, total := members(v, 0)
+		w.marker(total, "items")
 		return
 	}
 	over := len(w.st.comma) + w.lineCost(depth+1)
 	avail := budget - frame - over - jsonMarkerCost
 	// Whole items from the start while they fit; what is left goes to the
-	// next item when it is worth opening.
-	k, used := 0, 0
-	for k < len(m) && used+over+len(m[k].val.Raw) <= avail {
-		used += over + len(m[k].val.Raw)
-		k++
-	}
-	partial := -1
-	if k < len(m) && (k == 0 || avail-used-over >= 4*jsonMinValue) {
-		partial = avail - used - over
-		if partial < jsonMinValue && k > 0 {
-			partial = -1
-		}
-	}
+	// next item when it is worth opening; the rest are counted. One pass,
+	// nothing held per item.
 	w.b.WriteByte('[')
-	n := 0
-	for i := 0; i < k; i++ {
+	n, used, rest := 0, 0, 0
+	open := true // still writing
+	item := func(write func()) {
 		if n > 0 {
 			w.b.WriteString(w.st.comma)
 		}
 		w.newline(depth + 1)
-		w.b.WriteString(m[i].val.Raw)
+		write()
 		n++
 	}
-	if partial >= 0 {
-		if n > 0 {
-			w.b.WriteString(w.st.comma)
+	v.ForEach(func(_, val gjson.Result) bool {
+		switch {
+		case !open:
+			rest++
+		case used+over+len(val.Raw) <= avail:
+			used += over + len(val.Raw)
+			item(func() { w.b.WriteString(val.Raw) })
+		default:
+			open = false
+			partial := avail - used - over
+			if (n == 0 || partial >= 4*jsonMinValue) && (partial >= jsonMinValue || n == 0) {
+				item(func() { w.value(val, depth+1, max(partial, jsonMinValue)) })
+			} else {
+				rest++
+			}
 		}
-		w.newline(depth + 1)
-		w.value(m[k].val, depth+1, max(partial, jsonMinValue))
-		n++
-		k++
-	}
-	if k < len(m) {
-		if n > 0 {
-			w.b.WriteString(w.st.comma)
-		}
-		w.newline(depth + 1)
-		w.marker(len(m)-k, "items")
+		return true
+	})
+	if rest > 0 {
+		item(func() { w.marker(rest, "items") })
 	}
 	w.newline(depth)
 	w.b.WriteByte(']')

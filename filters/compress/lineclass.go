@@ -2,6 +2,8 @@ package compress
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Line predicates shared by detection and the classifiers. They are written
@@ -511,6 +513,15 @@ func hasTimestamp(l string) bool {
 // location returns the first source location in a line as "path:line"
 // (Python's `File "p", line n` included), or "" when there is none.
 func location(l string) string {
+	path, line := locationParts(l)
+	if path == "" && line == "" {
+		return ""
+	}
+	return path + ":" + line
+}
+
+// locationParts is location in its two parts, without building the string.
+func locationParts(l string) (path, line string) {
 	if len(l) > 4000 {
 		l = l[:4000]
 	}
@@ -521,7 +532,7 @@ func location(l string) string {
 			if strings.HasPrefix(after, ", line ") {
 				d := digits(after[7:])
 				if d > 0 {
-					return rest[:q] + ":" + after[7:7+d]
+					return rest[:q], after[7 : 7+d]
 				}
 			}
 		}
@@ -542,9 +553,62 @@ func location(l string) string {
 		if end := i + 1 + d; end < len(l) && isDigit(l[end]) {
 			continue
 		}
-		return path + ":" + l[i+1:i+1+d]
+		return path, l[i+1 : i+1+d]
 	}
-	return ""
+	return "", ""
+}
+
+// locationHash is the hash of location(l), without building it; ok is false
+// when l names no location.
+func locationHash(l string) (h uint64, ok bool) {
+	path, line := locationParts(l)
+	if path == "" && line == "" {
+		return 0, false
+	}
+	return fnvAdd(fnvAdd(fnvAdd(fnvOffset, path), ":"), line), true
+}
+
+// FNV-1a, 64 bits: the keys of the classifiers' seen-sets, which hold eight
+// bytes per distinct line rather than the line (review round 3, N4). A
+// collision merges two lines' "seen" once in 2^64; the hash is fixed, so
+// compression stays deterministic.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnv64(s string) uint64 { return fnvAdd(fnvOffset, s) }
+
+// collapsedHash is fnv64(collapseSpace(s)), without building the
+// collapsed string.
+func collapsedHash(s string) uint64 {
+	h := uint64(fnvOffset)
+	started, pending := false, false
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if unicode.IsSpace(r) {
+			pending = started
+		} else {
+			if pending {
+				h = (h ^ ' ') * fnvPrime
+				pending = false
+			}
+			started = true
+			h = fnvAdd(h, s[i:i+size])
+		}
+		i += size
+	}
+	return h
 }
 
 func isPathByte(c byte) bool {
@@ -646,4 +710,31 @@ func containsWord(t, w string) bool {
 		}
 		off = k + 1
 	}
+}
+
+// seenSet is a set of line hashes with a cap on its size: past the cap
+// nothing more is added and every new line reads as unseen. The
+// classifiers use it to tell a repeat from a first occurrence; with more
+// distinct lines than the cap, the cap keeps the set within the memory
+// bound (review round 3, N4) and the first lines are the ones told apart.
+type seenSet struct {
+	m    map[uint64]struct{}
+	most int
+}
+
+// newSeenSet makes a set for a text of n bytes: one entry per 256 bytes
+// (an entry costs up to 40 bytes with growth, and a plan may hold three).
+func newSeenSet(n int) seenSet {
+	return seenSet{m: make(map[uint64]struct{}), most: max(n/256, 1024)}
+}
+
+// add adds h and reports whether it was there already.
+func (s seenSet) add(h uint64) (seen bool) {
+	if _, ok := s.m[h]; ok {
+		return true
+	}
+	if len(s.m) < s.most {
+		s.m[h] = struct{}{}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,11 +28,13 @@ const (
 	tierNever                // exact repeats of the line above: always folded
 )
 
+// lineClass is the per-line state of a plan, eight bytes: plans of
+// line-dense outputs hold millions of them (review round 3, N4).
 type lineClass struct {
-	tier  tier
-	cat   uint8 // index into plan.cats
-	rank  int32
-	group int32 // index into plan.groups, or -1
+	tier tier
+	cat  uint8 // index into plan.cats
+	keep bool  // selected for the output
+	rank int32
 }
 
 // reasonStyle says how a gap's marker words its reason.
@@ -44,19 +47,29 @@ const (
 )
 
 type plan struct {
-	src        string
-	lines      []string // substrings of src, without the '\n'
-	view       []string // what classifiers read: lines without a read tool's line numbers
+	src string
+	// The lines are spans of body (src without its final '\n'): line i
+	// is body[starts[i]:starts[i+1]-1]. Offsets instead of a []string
+	// cost 4 bytes a line instead of 16.
+	body   string
+	starts []int32
+	n      int // the number of lines
+	// What classifiers read (viewLine): the lines of vbody (body without
+	// terminal colour codes; vstarts indexes it, nil when it is body),
+	// without the line numbers of style vstyle.
+	vbody      string
+	vstarts    []int32
+	vstyle     numbering
 	trailingNL bool
 	cls        []lineClass
-	keep       []bool
+	group      []int32 // index into groups per line, or -1; nil until a classifier groups
 	cats       []string
 	groups     []string
 	groupUnit  string // "hits" or "entries": "[… 5 lines omitted: hits in a.go …]"
 	groupLines bool   // list the omitted line numbers of search hits
 	groupSplit int    // a gap spanning at most this many groups gets one marker per group
 	frameCat   int    // category of traceback frames, or -1
-	locLists   bool   // name the locations of omitted frames in their markers
+	locLists   bool   // name the locations of omitted lines in their markers
 	usedBytes  int    // what selection counted, markers at markCost
 	markCost   int    // the bytes a gap marker is reckoned at
 	hitLine    []int32
@@ -81,7 +94,7 @@ type plan struct {
 	// listLeft is what is left of the bytes reserved for frame location
 	// lists while rendering.
 	listLeft int
-	listed   map[string]bool // locations an earlier marker named
+	listed   map[uint64]bool // hashes of the locations an earlier marker named
 	// headingOf[i] is the group whose heading line i is, or -1; nil when
 	// the kind has no headings.
 	headingOf []int32
@@ -103,14 +116,14 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 		body = body[:len(body)-1]
 		p.trailingNL = true
 	}
-	p.lines = strings.Split(body, "\n")
-	p.cls = make([]lineClass, len(p.lines))
+	p.body, p.vbody = body, body
+	p.starts = lineStarts(body)
+	p.n = len(p.starts) - 1
+	p.cls = make([]lineClass, p.n)
 	for i := range p.cls {
-		p.cls[i] = lineClass{tier: tierFill, group: -1}
+		p.cls[i] = lineClass{tier: tierFill}
 	}
-	p.keep = make([]bool, len(p.lines))
 	p.cats = []string{defaultCategory(kind)}
-	p.view = p.lines
 	p.frameCat = -1
 	p.markCost = markerCost
 	p.mustRank = -1
@@ -119,9 +132,9 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 
 // numberStyle returns the line numbering most of the first lines use.
 func (p *plan) numberStyle() numbering {
-	n := min(len(p.lines), 400)
+	n := min(p.n, 400)
 	counts := [4]int{}
-	for _, l := range p.lines[:n] {
+	for _, l := range p.linesTo(n) {
 		counts[numberedLine(l)]++
 	}
 	style := numNone
@@ -133,25 +146,100 @@ func (p *plan) numberStyle() numbering {
 	return style
 }
 
-// cleanView sets view to the lines as classifiers should read them: without
+// cleanView sets what classifiers read (viewLine) to the lines without
 // terminal colour codes, and without the line numbers of a numbered file
-// read (a log or test report opened with Read).
+// read (a log or test report opened with Read). The colour codes go in one
+// copy of the text: a CSI sequence never spans a line break, so its lines
+// are the lines of body.
 func (p *plan) cleanView() {
-	style := p.numberStyle()
-	ansi := strings.Contains(p.src, "\x1b[")
-	if style == numNone && !ansi {
-		return
-	}
-	p.view = make([]string, len(p.lines))
-	for i, l := range p.lines {
-		if ansi {
-			l = stripANSI(l)
+	p.vstyle = p.numberStyle()
+	if strings.Contains(p.body, "\x1b[") {
+		p.vbody = stripANSI(p.body)
+		if p.vstarts = lineStarts(p.vbody); len(p.vstarts) != len(p.starts) {
+			p.vbody, p.vstarts = p.body, nil // cannot happen; read the raw lines then
 		}
-		if style != numNone && numberedLine(l) == style {
-			l = stripNumber(l, style)
-		}
-		p.view[i] = l
 	}
+}
+
+// lineStarts indexes the lines of s: the start of each line, and one past
+// the end of s as if a '\n' followed it. Callers keep s under 2 GiB
+// (maxPlanBytes).
+func lineStarts(s string) []int32 {
+	starts := make([]int32, 1, strings.Count(s, "\n")+2)
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		starts = append(starts, int32(i))
+	}
+	return append(starts, int32(len(s)+1))
+}
+
+// line returns line i, without its '\n'.
+func (p *plan) line(i int) string {
+	return p.body[p.starts[i] : p.starts[i+1]-1]
+}
+
+// viewLine returns line i as classifiers read it (cleanView).
+func (p *plan) viewLine(i int) string {
+	l := p.body
+	starts := p.starts
+	if p.vstarts != nil {
+		l, starts = p.vbody, p.vstarts
+	}
+	l = l[starts[i] : starts[i+1]-1]
+	if p.vstyle != numNone && numberedLine(l) == p.vstyle {
+		l = stripNumber(l, p.vstyle)
+	}
+	return l
+}
+
+// allLines yields every line with its index.
+func (p *plan) allLines() iter.Seq2[int, string] {
+	return p.linesTo(p.n)
+}
+
+// linesTo yields the first n lines with their indices.
+func (p *plan) linesTo(n int) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for i := range n {
+			if !yield(i, p.line(i)) {
+				return
+			}
+		}
+	}
+}
+
+// allViews yields every line as classifiers read it, with its index.
+func (p *plan) allViews() iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for i := range p.n {
+			if !yield(i, p.viewLine(i)) {
+				return
+			}
+		}
+	}
+}
+
+// groupOf returns the group of line i, or -1.
+func (p *plan) groupOf(i int) int32 {
+	if p.group == nil {
+		return -1
+	}
+	return p.group[i]
+}
+
+// setGroup puts line i in group g, making room for groups on first use.
+func (p *plan) setGroup(i int, g int32) {
+	if p.group == nil {
+		p.group = make([]int32, p.n)
+		for k := range p.group {
+			p.group[k] = -1
+		}
+	}
+	p.group[i] = g
 }
 
 // stripANSI removes CSI escape sequences ("\x1b[32m", "\x1b[0K").
@@ -227,7 +315,7 @@ func (p *plan) addContext(upTo tier) {
 	if p.context == 0 {
 		return
 	}
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < n; i++ {
 		if p.cls[i].tier > upTo {
 			continue
@@ -249,13 +337,13 @@ func (p *plan) addContext(upTo tier) {
 // The first line of a run of three or more is raised to tierHigh: "this
 // happened 300 times" is worth a line in any log.
 func (p *plan) foldRepeats() {
-	n := len(p.lines)
+	n := p.n
 	for i := 1; i < n; i++ {
-		if p.lines[i] != p.lines[i-1] || strings.TrimSpace(p.lines[i]) == "" {
+		if p.line(i) != p.line(i-1) || strings.TrimSpace(p.line(i)) == "" {
 			continue
 		}
 		j := i
-		for j < n && p.lines[j] == p.lines[i-1] {
+		for j < n && p.line(j) == p.line(i-1) {
 			p.cls[j].tier = tierNever
 			j++
 		}
@@ -271,7 +359,7 @@ func (p *plan) foldRepeats() {
 // trace, the blank lines between passing tests. One marker then covers the
 // whole region instead of a marker per fragment.
 func (p *plan) smoothNoise() {
-	n := len(p.lines)
+	n := p.n
 	plain := func(c lineClass) bool { return c.tier == tierFill && c.rank == 0 && c.cat == 0 }
 	for i := 0; i < n; {
 		if !plain(p.cls[i]) {
@@ -299,7 +387,7 @@ func (p *plan) smoothNoise() {
 // Noise stays noise: a log that opens with a shell trace gains nothing from
 // keeping it.
 func (p *plan) headTail(head, tail int) {
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < head && i < n; i++ {
 		if p.cls[i].tier == tierFill {
 			p.raise(i, tierHead, i)
@@ -316,7 +404,7 @@ func (p *plan) headTail(head, tail int) {
 // distance from the nearer end of the output, the start weighing double, so
 // filling grows the head twice as fast as the tail.
 func (p *plan) fillRanks() {
-	n := len(p.lines)
+	n := p.n
 	for i := range p.cls {
 		if p.cls[i].tier == tierFill && p.cls[i].rank == 0 {
 			p.cls[i].rank = int32(min(i, 2*(n-1-i)))
@@ -325,7 +413,7 @@ func (p *plan) fillRanks() {
 }
 
 func (p *plan) lineCost(i int) int {
-	l := len(p.lines[i])
+	l := len(p.line(i))
 	if p.mustCut > 0 && p.must(i) {
 		l = len(p.cutMust(i))
 	} else if l > p.maxLine {
@@ -350,9 +438,9 @@ func (p *plan) planMustCut() {
 	if p.mustRank < 0 {
 		return
 	}
-	var lens []int
+	var lens []int32
 	total, fixed := 0, 0
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		if !p.must(i) {
 			continue
 		}
@@ -361,7 +449,7 @@ func (p *plan) planMustCut() {
 		if strings.HasPrefix(l, "{") || p.cls[i].rank == 0 {
 			fixed += n // JSON events and summaries are never cut
 		} else {
-			lens = append(lens, n)
+			lens = append(lens, int32(n))
 		}
 	}
 	if total <= p.critCap {
@@ -371,7 +459,7 @@ func (p *plan) planMustCut() {
 	fits := func(cut int) bool {
 		n := fixed
 		for _, l := range lens {
-			n += min(l, cut+cutMarkCost)
+			n += min(int(l), cut+cutMarkCost)
 		}
 		return n <= p.critCap
 	}
@@ -417,7 +505,7 @@ const cutMarkCost = 28
 // never inside the id), then a bytes marker. Lines the cut would not
 // shorten stay whole, and so do run summaries and JSON events.
 func (p *plan) cutMust(i int) string {
-	s := p.lines[i]
+	s := p.line(i)
 	cut := p.mustCut
 	if strings.HasPrefix(s, "{") || p.cls[i].rank == 0 {
 		// A summary is short and says everything at once; a `go test
@@ -440,8 +528,8 @@ func (p *plan) cutMust(i int) string {
 
 // gapDelta says how the number of gaps changes when line i is kept.
 func (p *plan) gapDelta(i int) int {
-	left := i == 0 || p.keep[i-1]
-	right := i == len(p.lines)-1 || p.keep[i+1]
+	left := i == 0 || p.cls[i-1].keep
+	right := i == p.n-1 || p.cls[i+1].keep
 	switch {
 	case left && right:
 		return -1
@@ -457,7 +545,7 @@ func (p *plan) gapDelta(i int) int {
 func (p *plan) selectGreedy() {
 	// Noise (passing tests, shell traces) is never chosen to fill the
 	// budget: when everything else fits, a shorter output is better.
-	order := make([]int32, 0, len(p.lines))
+	order := make([]int32, 0, p.n)
 	for i, c := range p.cls {
 		if c.tier < tierNoise {
 			order = append(order, int32(i))
@@ -483,7 +571,7 @@ func (p *plan) selectGreedy() {
 	}
 	misses := 0
 	limit := p.critCap
-	reserve := p.frameListReserve()
+	reserve := p.locationListReserve()
 	for k, i32 := range order {
 		i := int(i32)
 		if p.cls[i].tier != tierCritical && (k == 0 || p.cls[order[k-1]].tier == tierCritical) {
@@ -503,41 +591,49 @@ func (p *plan) selectGreedy() {
 			}
 			continue
 		}
-		p.keep[i] = true
+		p.cls[i].keep = true
 		used += cost
 	}
 	p.usedBytes = used + reserve
-	// Lists take what selection left of the aim (the reserve, and more if
-	// lines did not use it all); when must-keep lines alone overflowed the
-	// aim, a quarter of it at most, as context lines get.
-	p.listLeft = max(p.budget-used, min(reserve, p.budget/2))
+	// Lists take what selection left of the aim, and at least the reserve,
+	// even when must-keep lines alone overflowed the aim: a location is
+	// where the next read goes (tuned on the tuning set, issue 23).
+	p.listLeft = max(p.budget-used, reserve)
 	p.fillSmallGaps()
 }
 
-// frameListReserve is the part of the budget kept back for the location
-// lists of omitted traceback frames: what listing every frame's file and
-// line would take, written out as frameLocations writes them, up to three
-// fifths of the budget (the innermost and outermost frame lines, which
-// name their own location, come first). A location is worth more to an agent than the code line
-// under it: it is where the next read goes.
-func (p *plan) frameListReserve() int {
+// locationListReserve is the part of the budget kept back for the
+// location lists of omitted lines, in the diagnostic kinds (those with a
+// frame category): what listing every distinct `path:line` of a line that
+// is not critical would take, written out as gapLocations writes them, up
+// to three fifths of the budget (critical lines, and the innermost and
+// outermost frame lines, which name their own location, come first). A
+// location is worth more to an agent than the line it is on: it is where
+// the next read goes. Traceback frames, warnings, compiler notes and log
+// lines alike (issue 23: on the tuning set, listing all of them rather than
+// frames only took file:line at 10x from 65 to 79 %).
+func (p *plan) locationListReserve() int {
 	if p.frameCat < 0 {
 		return 0
 	}
-	seen := make(map[string]bool)
-	n := 0
+	seen := newSeenSet(len(p.body))
+	n, most := 0, p.budget*3/5
 	for k, c := range p.cls {
-		if int(c.cat) != p.frameCat || c.tier == tierNever {
+		if n >= most {
+			break
+		}
+		if c.tier == tierNever || c.tier == tierCritical {
 			continue
 		}
-		loc := location(p.view[k])
-		if strings.LastIndexByte(loc, ':') <= 0 || seen[loc] {
+		l := p.viewLine(k)
+		h, ok := locationHash(l)
+		if !ok || seen.add(h) {
 			continue
 		}
-		seen[loc] = true
-		n += len(loc) + 2
+		path, line := locationParts(l)
+		n += len(path) + len(line) + 3
 	}
-	return min(n, p.budget*3/5)
+	return min(n, most)
 }
 
 // fillSmallGaps keeps single omitted lines that are hardly longer than the
@@ -546,29 +642,29 @@ func (p *plan) frameListReserve() int {
 // tenth.
 func (p *plan) fillSmallGaps() {
 	extra := p.budget / 10
-	n := len(p.lines)
+	n := p.n
 	for i := 0; i < n && extra > 0; i++ {
-		if p.keep[i] || p.cls[i].tier == tierNever {
+		if p.cls[i].keep || p.cls[i].tier == tierNever {
 			continue
 		}
-		left := i == 0 || p.keep[i-1]
-		right := i == n-1 || p.keep[i+1]
+		left := i == 0 || p.cls[i-1].keep
+		right := i == n-1 || p.cls[i+1].keep
 		if !left || !right {
 			continue
 		}
 		c := p.lineCost(i) - markerCost
-		if len(p.lines[i]) > 2*markerCost || c > extra {
+		if len(p.line(i)) > 2*markerCost || c > extra {
 			continue
 		}
-		p.keep[i] = true
+		p.cls[i].keep = true
 		extra -= max(c, 0)
 	}
 }
 
 // render writes kept lines and a marker for each gap. It returns the output
-// and the number of input lines omitted. Markers of omitted traceback
-// frames name their locations ("… traceback frames at a.py:12,40; b.py:7"),
-// unless that takes the output well past what selection planned.
+// and the number of input lines omitted. Markers of diagnostic outputs name
+// the locations of the lines they stand for ("… traceback frames at
+// a.py:12, a.py:40, b.py:7"), within what selection reserved (gapLocations).
 func (p *plan) render() (string, int) {
 	p.locLists = p.frameCat >= 0
 	return p.renderOnce()
@@ -576,9 +672,12 @@ func (p *plan) render() (string, int) {
 
 func (p *plan) renderOnce() (string, int) {
 	var b strings.Builder
-	b.Grow(min(len(p.src), p.critCap+p.budget))
+	// Selection's count of the bytes (must-keep lines may pass the aim by
+	// far) sizes the output at once; an output that grows to the input's
+	// size is given up, since finish would return the input anyway.
+	b.Grow(min(len(p.src), max(p.critCap+p.budget, p.usedBytes+p.usedBytes/8)))
 	omitted := 0
-	n := len(p.lines)
+	n := p.n
 	first := true
 	emit := func(s string) {
 		if !first {
@@ -591,17 +690,20 @@ func (p *plan) renderOnce() (string, int) {
 		emit(p.preface)
 	}
 	for i := 0; i < n; {
-		if p.keep[i] {
+		if b.Len() >= len(p.src) {
+			return p.src, 0
+		}
+		if p.cls[i].keep {
 			if p.mustCut > 0 && p.must(i) {
 				emit(p.cutMust(i))
 			} else {
-				emit(p.cutLong(p.lines[i]))
+				emit(p.cutLong(p.line(i)))
 			}
 			i++
 			continue
 		}
 		j := i
-		for j < n && !p.keep[j] {
+		for j < n && !p.cls[j].keep {
 			j++
 		}
 		omitted += p.renderGap(i, j, emit)
@@ -618,12 +720,12 @@ func (p *plan) renderOnce() (string, int) {
 // written out instead; with groups, each group gets its own marker.
 func (p *plan) renderGap(i, j int, emit func(string)) int {
 	omitted := 0
-	if i > 0 && p.keep[i-1] {
+	if i > 0 && p.cls[i-1].keep {
 		r := i
-		for r < j && p.lines[r] == p.lines[i-1] {
+		for r < j && p.line(r) == p.line(i-1) {
 			r++
 		}
-		if r-i >= 2 || (r-i == 1 && len(p.lines[i-1]) > 40) {
+		if r-i >= 2 || (r-i == 1 && len(p.line(i-1)) > 40) {
 			emit(repeatMarker(r - i))
 			omitted += r - i
 			i = r
@@ -635,8 +737,8 @@ func (p *plan) renderGap(i, j int, emit func(string)) int {
 	if p.groups != nil {
 		// One marker per group, unless that is many markers.
 		cuts := []int{i}
-		for k := i + 1; k < j; k++ {
-			if p.cls[k].group != p.cls[k-1].group {
+		for k := i + 1; k < j && len(cuts) <= p.groupSplit; k++ {
+			if p.groupOf(k) != p.groupOf(k-1) {
 				cuts = append(cuts, k)
 			}
 		}
@@ -659,7 +761,7 @@ func (p *plan) renderRun(i, j int, emit func(string)) int {
 	size := func(limit int) int {
 		n := 0
 		for k := i; k < j && n <= limit; k++ {
-			n += len(p.lines[k]) + 1
+			n += len(p.line(k)) + 1
 		}
 		return n
 	}
@@ -669,7 +771,7 @@ func (p *plan) renderRun(i, j int, emit func(string)) int {
 	}
 	if size(len(m)+1) <= len(m)+1 {
 		for k := i; k < j; k++ {
-			emit(p.cutLong(p.lines[k]))
+			emit(p.cutLong(p.line(k)))
 		}
 		return 0
 	}
@@ -702,27 +804,28 @@ func (p *plan) reason(i, j int) string {
 		return "lines " + strconv.Itoa(a) + "-" + strconv.Itoa(z)
 	}
 	if p.groups != nil {
-		g := p.cls[i].group
+		g := p.groupOf(i)
 		same := g >= 0
 		for k := i + 1; k < j && same; k++ {
-			same = p.cls[k].group == g
+			same = p.groupOf(k) == g
 		}
 		if same {
 			return p.groupReason(i, j, int(g))
 		}
-		if g >= 0 || p.cls[j-1].group >= 0 {
+		if g >= 0 || p.groupOf(j-1) >= 0 {
 			return p.groupsReason(i, j)
 		}
 	}
 	r := p.categoryReason(i, j)
 	if p.locLists {
-		r += p.frameLocations(i, j)
+		r += p.gapLocations(i, j)
 	}
 	return r
 }
 
-// frameLocations lists the locations of the traceback frames in [i, j)
-// that no earlier marker named (tracebacks repeat their outer frames), each
+// gapLocations lists the locations of the lines in [i, j) (traceback
+// frames, warnings, compiler and log lines) that no earlier marker named
+// (tracebacks repeat their outer frames), each
 // written out literally, innermost last as in the trace:
 // " at /x/query.py:1376, /x/query.py:1398, /x/manager.py:85". A literal
 // path:line is what an agent pastes into its next call (an editor's goto, a
@@ -731,24 +834,25 @@ func (p *plan) reason(i, j int) string {
 // bytes it stands for, and all lists together within what selection
 // reserved for them (listLeft), so a marker never costs much of what it
 // saves and the output stays near its aim.
-func (p *plan) frameLocations(i, j int) string {
+func (p *plan) gapLocations(i, j int) string {
 	gapBytes := 0
 	for k := i; k < j; k++ {
-		gapBytes += len(p.lines[k]) + 1
+		gapBytes += len(p.line(k)) + 1
 	}
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
 	b.WriteString(" at ")
 	n := 0
 	for k := i; k < j; k++ {
-		if int(p.cls[k].cat) != p.frameCat {
+		if p.cls[k].tier == tierNever {
 			continue
 		}
-		loc := location(p.view[k])
-		if c := strings.LastIndexByte(loc, ':'); c <= 0 || p.listed[loc] {
+		l := p.viewLine(k)
+		h, ok := locationHash(l)
+		if !ok || p.listed[h] {
 			continue // not a location, or named by an earlier marker: a repeated frame
 		}
-		part := cleanLabel(loc, 240)
+		part := cleanLabel(location(l), 240)
 		if n > 0 {
 			part = ", " + part
 		}
@@ -761,9 +865,9 @@ func (p *plan) frameLocations(i, j int) string {
 		b.WriteString(part)
 		n++
 		if p.listed == nil {
-			p.listed = make(map[string]bool)
+			p.listed = make(map[uint64]bool)
 		}
-		p.listed[loc] = true
+		p.listed[h] = true
 	}
 	if n == 0 {
 		return "" // nothing fitted
@@ -822,10 +926,10 @@ func (p *plan) groupReason(i, j, g int) string {
 	b.WriteString(p.groupUnit)
 	if p.headingOf != nil {
 		k := i - 1 // back over the kept lines of this group to its heading
-		for k >= 0 && p.keep[k] && p.cls[k].group == int32(g) {
+		for k >= 0 && p.cls[k].keep && p.groupOf(k) == int32(g) {
 			k--
 		}
-		if k >= 0 && p.keep[k] && p.headingOf[k] == int32(g) {
+		if k >= 0 && p.cls[k].keep && p.headingOf[k] == int32(g) {
 			return b.String()
 		}
 	}
@@ -856,16 +960,31 @@ func (p *plan) groupReason(i, j, g int) string {
 // groupsReason words a gap that spans many groups, naming each with its
 // count while that stays short: "hits in 48 files: a.go (12), b/c.go (3), …".
 func (p *plan) groupsReason(i, j int) string {
+	// The names cost at most a sixth of the lines they stand for and a
+	// third of the budget; a name with its count takes five bytes at
+	// least, so no more runs than that are held.
+	gapBytes := 0
+	for k := i; k < j; k++ {
+		gapBytes += len(p.line(k)) + 1
+	}
+	limit := min(gapBytes/6, p.budget/3)
 	type gc struct{ g, n int32 }
 	var list []gc
+	runs, held, last := 0, false, int32(-1)
 	for k := i; k < j; k++ {
-		g := p.cls[k].group
+		g := p.groupOf(k)
 		if g < 0 {
 			continue
 		}
-		if len(list) > 0 && list[len(list)-1].g == g {
-			list[len(list)-1].n++
-		} else {
+		if runs > 0 && g == last {
+			if held {
+				list[len(list)-1].n++
+			}
+			continue
+		}
+		runs, last = runs+1, g
+		held = len(list) <= limit/5
+		if held {
 			list = append(list, gc{g, 1})
 		}
 	}
@@ -876,7 +995,7 @@ func (p *plan) groupsReason(i, j int) string {
 	case "entries":
 		noun = "directories"
 	}
-	if len(list) == 1 {
+	if runs == 1 {
 		switch noun {
 		case "files":
 			noun = "file"
@@ -889,16 +1008,9 @@ func (p *plan) groupsReason(i, j int) string {
 	var b strings.Builder
 	b.WriteString(p.groupUnit)
 	b.WriteString(" in ")
-	b.WriteString(strconv.Itoa(len(list)))
+	b.WriteString(strconv.Itoa(runs))
 	b.WriteByte(' ')
 	b.WriteString(noun)
-	// The names cost at most a sixth of the lines they stand for and a
-	// third of the budget.
-	gapBytes := 0
-	for k := i; k < j; k++ {
-		gapBytes += len(p.lines[k]) + 1
-	}
-	limit := min(gapBytes/6, p.budget/3)
 	for x, c := range list {
 		part := p.groups[c.g] + " (" + strconv.Itoa(int(c.n)) + ")"
 		if b.Len()+len(part)+2 > limit {

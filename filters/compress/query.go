@@ -130,7 +130,7 @@ func (p *plan) distinctiveTerms() []string {
 		return nil
 	}
 	counts := make([]int, len(p.query))
-	for _, l := range p.view {
+	for _, l := range p.allViews() {
 		if len(l) > 2048 {
 			continue
 		}
@@ -158,7 +158,7 @@ func (p *plan) raiseQueryLines() {
 	if len(use) == 0 {
 		return
 	}
-	for i, l := range p.view {
+	for i, l := range p.allViews() {
 		c := p.cls[i]
 		if c.tier == tierCritical || c.tier == tierNever || len(l) > 2048 {
 			continue
@@ -188,8 +188,8 @@ func (p *plan) raiseAlternatives() {
 	}
 	for _, t := range terms {
 		n := 0
-		for i, l := range p.lines {
-			if p.hitLine[i] == 0 && p.cls[i].group < 0 || len(l) > 4096 || !strings.Contains(l, t) {
+		for i, l := range p.allLines() {
+			if p.hitLine[i] == 0 && p.groupOf(i) < 0 || len(l) > 4096 || !strings.Contains(l, t) {
 				continue
 			}
 			if p.cls[i].tier > tierHigh {

@@ -17,7 +17,7 @@ import (
 // Grep's files_with_matches) and is handled as a listing.
 func classifySearch(p *plan) {
 	hitsSeen, plain := 0, 0
-	for _, l := range p.lines[:min(len(p.lines), 400)] {
+	for _, l := range p.linesTo(min(p.n, 400)) {
 		if path, _, _ := parseHit(l); path != "" {
 			hitsSeen++
 		} else if numberedHit(l) > 0 {
@@ -38,22 +38,31 @@ func classifySearch(p *plan) {
 	p.groupLines = true
 	p.groupSplit = 24
 	p.markCost = 110
-	p.hitLine = make([]int32, len(p.lines))
+	p.hitLine = make([]int32, p.n)
 	catOther := p.category("output")
-	groupOf := make(map[string]int32)
-	var perGroup []int
+	groupOf := make(map[uint64]int32) // by the path's hash
+	var perGroup []int32
+	// Groups cost up to 150 bytes each with growth (map entry, name,
+	// count): no more than one per 128 input bytes, so a million one-hit
+	// files of short lines stay under the memory bound (review round 3,
+	// N4). Paths past the cap are ungrouped lines.
+	maxGroups := max(len(p.body)/128, 64)
 	group := func(path string) int32 {
-		if g, ok := groupOf[path]; ok {
+		h := fnv64(path)
+		if g, ok := groupOf[h]; ok {
 			return g
 		}
+		if len(p.groups) >= maxGroups {
+			return -1
+		}
 		g := int32(len(p.groups))
-		groupOf[path] = g
+		groupOf[h] = g
 		p.groups = append(p.groups, cleanLabel(path, 160))
 		perGroup = append(perGroup, 0)
 		return g
 	}
 	heading := int32(-1) // rg --heading: the current file
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		path, n, match := parseHit(l)
 		if path == "" && plainHits {
 			if path = plainHitPath(l); path != "" {
@@ -65,17 +74,17 @@ func classifySearch(p *plan) {
 				match = true
 			}
 		}
+		g := heading
+		if path != "" {
+			g = group(path)
+		}
 		switch {
-		case path != "" || (heading >= 0 && n > 0):
-			g := heading
-			if path != "" {
-				g = group(path)
-			}
-			p.cls[i].group = g
+		case (path != "" || (heading >= 0 && n > 0)) && g >= 0:
+			p.setGroup(i, g)
 			if match {
 				p.hitLine[i] = int32(n)
 			}
-			k := perGroup[g]
+			k := int(perGroup[g])
 			perGroup[g]++
 			switch {
 			case k == 0:
@@ -95,7 +104,7 @@ func classifySearch(p *plan) {
 		case strings.TrimSpace(l) == "--":
 			p.set(i, tierNoise, 0, catOther)
 			if heading >= 0 {
-				p.cls[i].group = heading
+				p.setGroup(i, heading)
 			}
 		case isPathLine(l) || strings.HasSuffix(trimRight(l), " matches)") || strings.HasSuffix(trimRight(l), " match)"):
 			// A heading: rg --heading, or SWE-agent's "/path (3 matches)".
@@ -103,9 +112,10 @@ func classifySearch(p *plan) {
 			if k := strings.LastIndex(name, " ("); k > 0 {
 				name = name[:k]
 			}
-			heading = group(name)
-			p.cls[i].group = heading
-			p.set(i, tierHigh, int(heading), 0)
+			if heading = group(name); heading >= 0 {
+				p.setGroup(i, heading)
+				p.set(i, tierHigh, int(heading), 0)
+			}
 		case strings.TrimSpace(l) == "":
 			heading = -1
 		default:
@@ -160,7 +170,7 @@ func classifyListing(p *plan) {
 	}
 	var stack []level // tree / indented lists: the open directories
 	lsDir := ""       // ls -R: the current "dir:" header
-	for i, l := range p.lines {
+	for i, l := range p.allLines() {
 		t := strings.TrimSpace(l)
 		var dir string
 		switch {
@@ -174,7 +184,7 @@ func classifyListing(p *plan) {
 			lsDir = strings.TrimSuffix(t, ":")
 			p.set(i, tierHigh, 0, catOther)
 			if p.headingOf == nil {
-				p.headingOf = make([]int32, len(p.lines))
+				p.headingOf = make([]int32, p.n)
 				for k := range p.headingOf {
 					p.headingOf[k] = -1
 				}
@@ -222,7 +232,7 @@ func classifyListing(p *plan) {
 			}
 		}
 		g := group(dir)
-		p.cls[i].group = g
+		p.setGroup(i, g)
 		if strings.HasSuffix(t, " .") || strings.HasSuffix(t, " ..") {
 			// ls -a's "." and "..": after every real entry.
 			p.set(i, tierFill, 1<<20, 0)
