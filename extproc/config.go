@@ -187,7 +187,7 @@ type RecoveryProfile struct {
 	// do, down to their target), clamp (every result to the model's share
 	// of its window), compress (structural with shadow references),
 	// truncate (llxprt's 512 characters, original kept).
-	Rungs []string `json:"rungs" enum:"tiers,clamp,compress,truncate"`
+	Rungs []string `json:"rungs" enum:"max_tokens,tiers,clamp,compress,truncate"`
 	// TiersKeepRecent is how many of the latest results the tiers rung
 	// leaves whole (the tiers' own keep_recent applies otherwise).
 	TiersKeepRecent int `json:"tiers_keep_recent"`
