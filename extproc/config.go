@@ -32,6 +32,7 @@ type Config struct {
 	Log      LogConfig           `json:"log"`
 	Store    StoreConfig         `json:"store"`
 	Audit    AuditConfig         `json:"audit"`
+	Tracing  TracingConfig       `json:"tracing"`
 	Profiles map[string]*Profile `json:"profiles"`
 }
 
@@ -473,6 +474,7 @@ func (c *Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
+	errs = append(errs, c.Tracing.validate()...)
 	if c.Server.GRPCAddr == "" {
 		bad("server.grpc_addr", "must not be empty")
 	}

@@ -54,6 +54,11 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := NewServer(cfg, log, reg)
 	defer srv.Close()
+	stopTracing, err := srv.startTracing(ctx, cfg.Tracing, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	grpcLis, err := listenGRPC(cfg.Server.GRPCAddr)
 	if err != nil {

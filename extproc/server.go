@@ -11,6 +11,7 @@ import (
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -30,6 +31,7 @@ type Server struct {
 	keys     *keySource    // the deployment secret; set with store
 	replay   *ReplayClient // nil: expansions cannot be answered, so nothing is compressed
 	audit    *auditLog     // nil: no audit log
+	tracer   trace.Tracer  // nil: not traced (tracing.go)
 
 	warnedProfiles sync.Map // unknown profile names already logged
 }
@@ -92,8 +94,16 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 	// An exchange whose answer never ended (the client went away) is
 	// recorded when its stream closes.
 	defer x.finish()
+	tr := newExchangeTrace(s, stream.Context())
+	var streamErr error
+	defer func() { tr.end(x, streamErr) }()
 	for {
 		m, err := stream.Recv()
+		if err == nil {
+			x.ctx = tr.onMessage(m, phaseOf(m))
+		} else if !errors.Is(err, io.EOF) && status.Code(err) != codes.Canceled {
+			streamErr = err
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
 				s.metrics.Streams.WithLabelValues("ok").Inc()
