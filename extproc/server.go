@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,12 +27,12 @@ type Server struct {
 	cfg      *Config
 	log      *slog.Logger
 	metrics  *Metrics
-	profiles map[string]*compiledProfile
-	store    shadow.Store  // nil: compression off (the store could not be opened)
-	keys     *keySource    // the deployment secret; set with store
-	replay   *ReplayClient // nil: expansions cannot be answered, so nothing is compressed
-	audit    *auditLog     // nil: no audit log
-	tracer   trace.Tracer  // nil: not traced (tracing.go)
+	profiles atomic.Pointer[map[string]*compiledProfile] // swapped whole by a reload (reload.go)
+	store    shadow.Store                                // nil: compression off (the store could not be opened)
+	keys     *keySource                                  // the deployment secret; set with store
+	replay   *ReplayClient                               // nil: expansions cannot be answered, so nothing is compressed
+	audit    *auditLog                                   // nil: no audit log
+	tracer   trace.Tracer                                // nil: not traced (tracing.go)
 
 	warnedProfiles sync.Map // unknown profile names already logged
 }
@@ -56,12 +57,7 @@ func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server
 	if s.audit, err = openAudit(cfg.Audit.Path); err != nil {
 		log.Error("audit log unavailable", "error", err)
 	}
-	s.profiles = compileProfiles(cfg, s.llmCompleter)
-	names := make([]string, 0, len(s.profiles))
-	for name := range s.profiles {
-		names = append(names, name)
-	}
-	s.metrics.initUsage(names)
+	s.setProfiles(compileProfiles(cfg, s.llmCompleter))
 	return s
 }
 
