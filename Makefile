@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test test-deploy check-deps node-deps vet validate e2e bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
+.PHONY: run build test test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -31,6 +31,7 @@ run: build
 test: check-deps lint node-deps
 	TOOLPROC_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory test-deploy
+	$(MAKE) --no-print-directory e2e-processes
 
 # deploy/ is its own Go module (Helm, Kubernetes and CRD validation stay out of the main
 # module's dependencies), so ./... above skips it. Its tests render the Helm chart and
@@ -60,6 +61,29 @@ validate:
 # End-to-end tests through the Envoy stand-in only.
 e2e:
 	$(GO) test -race -count=1 -run 'E2E' ./testenv/...
+
+# The same end-to-end tests against an already-running proxy (a real Envoy, see
+# envoy/e2e/, or the stand-in as its own process): PROXY is its listener,
+# UPSTREAM_ADMIN the admin listener of testenv/cmd/fakeupstream behind it,
+# TOOLPROC_ADMIN toolproc's admin listener (optional: /metrics checks), and the
+# proxy's ext_proc body modes. toolproc must run testenv/testdata/e2e-external.yaml.
+# Tests that need an in-process upstream script, config or hook skip, saying why.
+PROXY ?=
+UPSTREAM_ADMIN ?=
+TOOLPROC_ADMIN ?=
+E2E_REQUEST_BODY_MODE ?= BUFFERED
+E2E_RESPONSE_BODY_MODE ?= FULL_DUPLEX_STREAMED
+e2e-external:
+	@test -n "$(PROXY)" -a -n "$(UPSTREAM_ADMIN)" || { echo "usage: make e2e-external PROXY=http://HOST:PORT UPSTREAM_ADMIN=http://HOST:PORT [TOOLPROC_ADMIN=http://HOST:PORT]"; exit 2; }
+	TOOLPROC_E2E_PROXY=$(PROXY) TOOLPROC_E2E_UPSTREAM_ADMIN=$(UPSTREAM_ADMIN) TOOLPROC_E2E_ADMIN=$(TOOLPROC_ADMIN) \
+	TOOLPROC_E2E_REQUEST_BODY_MODE=$(E2E_REQUEST_BODY_MODE) TOOLPROC_E2E_RESPONSE_BODY_MODE=$(E2E_RESPONSE_BODY_MODE) \
+	set -o pipefail; $(GO) test -count=1 -v -run '^TestE2E' ./testenv/ | grep -E '^ *--- (PASS|FAIL|SKIP)|^(PASS|FAIL|ok)|_test.go'
+
+# External mode proved without Docker: the fake upstream, toolproc and the stand-in as
+# three processes on loopback ports, then e2e-external against the stand-in.
+e2e-processes: build
+	$(GO) build -o $(BIN)/fakeupstream ./testenv/cmd/fakeupstream
+	testenv/e2e-processes.sh $(BIN)
 
 # Replays recorded agent sessions through the default profile at three
 # windows (the model's own, each session's final request, its first request
