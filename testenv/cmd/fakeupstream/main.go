@@ -41,14 +41,36 @@ func main() {
 	}
 }
 
+func probeURL(ctx context.Context, u string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", u, resp.Status)
+	}
+	return nil
+}
+
 // run serves until ctx ends; ready, if set, gets the bound addresses.
 func run(ctx context.Context, args []string, log *slog.Logger, ready func(upstream, admin net.Addr)) error {
 	fs := flag.NewFlagSet("fakeupstream", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:18080", "address of the fake LLM API")
 	adminListen := fs.String("admin-listen", "127.0.0.1:18081", "address of the admin API (recorded requests, health)")
 	scenarios := fs.String("scenarios", "", "folder of stream scenario files played on header "+testenv.ScenarioHeader)
+	probe := fs.String("probe", "", "instead of serving: GET this URL and exit 0 on 200 (a container healthcheck: the image has no shell)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *probe != "" {
+		return probeURL(ctx, *probe)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
