@@ -8,7 +8,7 @@ CONFIG ?=
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run build test test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
+.PHONY: run build test test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes release-check release-snapshot bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
 
 build:
 	@mkdir -p $(BIN)
@@ -140,6 +140,16 @@ fuzz:
 	done
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# GoReleaser itself (module proxy; the first run compiles it, ~10 min on 2 busy cores).
+# make test checks .goreleaser.yaml offline (release_test.go); these run the real tool.
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.15.1
+release-check:
+	$(GO) run $(GORELEASER) check
+# Binaries for this machine's platform into dist/, as a release would build them (no image:
+# that needs Docker).
+release-snapshot:
+	$(GO) run $(GORELEASER) build --snapshot --clean --single-target
 
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
