@@ -74,10 +74,13 @@ TOOLPROC_ADMIN ?=
 E2E_REQUEST_BODY_MODE ?= BUFFERED
 E2E_RESPONSE_BODY_MODE ?= FULL_DUPLEX_STREAMED
 e2e-external:
+	@mkdir -p $(BIN)
 	@test -n "$(PROXY)" -a -n "$(UPSTREAM_ADMIN)" || { echo "usage: make e2e-external PROXY=http://HOST:PORT UPSTREAM_ADMIN=http://HOST:PORT [TOOLPROC_ADMIN=http://HOST:PORT]"; exit 2; }
+	set -o pipefail; \
 	TOOLPROC_E2E_PROXY=$(PROXY) TOOLPROC_E2E_UPSTREAM_ADMIN=$(UPSTREAM_ADMIN) TOOLPROC_E2E_ADMIN=$(TOOLPROC_ADMIN) \
 	TOOLPROC_E2E_REQUEST_BODY_MODE=$(E2E_REQUEST_BODY_MODE) TOOLPROC_E2E_RESPONSE_BODY_MODE=$(E2E_RESPONSE_BODY_MODE) \
-	set -o pipefail; $(GO) test -count=1 -v -run '^TestE2E' ./testenv/ | grep -E '^ *--- (PASS|FAIL|SKIP)|^(PASS|FAIL|ok)|_test.go'
+	$(GO) test -count=1 -v -run '^TestE2E' ./testenv/ | tee $(BIN)/e2e-external.log | grep -E '^ *--- (PASS|FAIL|SKIP)|^(PASS|FAIL|ok)|_test.go'
+	@grep -q -- '--- PASS: TestE2EExternalMode' $(BIN)/e2e-external.log || { echo "e2e-external: the suite did not run in external mode"; exit 1; }
 
 # External mode proved without Docker: the fake upstream, toolproc and the stand-in as
 # three processes on loopback ports, then e2e-external against the stand-in.

@@ -111,3 +111,23 @@ func TestExternalConfigIsClampOnly(t *testing.T) {
 		t.Fatal("testdata/e2e-external.yaml and clampOnly differ")
 	}
 }
+
+// TestE2EExternalMode proves the external chain itself: a tagged request sent to the proxy
+// reaches the fake upstream with its tag, and the admin listener returns it. make
+// e2e-external fails unless this test passed, so a run that silently fell back to the
+// in-process stand-in cannot pass for an external one.
+func TestE2EExternalMode(t *testing.T) {
+	x := external(t)
+	if x == nil {
+		t.Skip("not in external mode (TOOLPROC_E2E_PROXY unset)")
+	}
+	e := &env{proxy: x.proxy, admin: x.admin, remote: &testenv.RemoteUpstream{Admin: x.upstreamAdmin, Tag: newTag()}}
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"external"}]}`)
+	if a := e.post(t, "/v1/chat/completions", body); a.status != 200 {
+		t.Fatalf("through %s: status %d: %s", x.proxy, a.status, a.body)
+	}
+	if up := e.lastUpstream(t); string(up.Body) != string(body) {
+		t.Fatalf("the upstream got %q", up.Body)
+	}
+	t.Logf("external mode: proxy %s, fake upstream admin %s, toolproc admin %q", x.proxy, x.upstreamAdmin, x.admin)
+}
