@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 STATICCHECK_BIN := .tools/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: run build test test-quick deps test-deploy check-deps node-deps vet validate e2e bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
+.PHONY: run build test test-quick deps test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes release-check release-snapshot bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
 
 # The release version stamped into the binary (toolproc version, the startup
 # log, toolproc_build_info): the nearest tag from git describe, e.g.
@@ -49,6 +49,7 @@ run: build
 test: check-deps lint node-deps
 	TOOLPROC_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory test-deploy
+	$(MAKE) --no-print-directory e2e-processes
 
 # The inner loop: every test of the main module once, without the race
 # detector, lint, npm or the deploy module; packages whose code and inputs
@@ -101,6 +102,32 @@ validate:
 # End-to-end tests through the Envoy stand-in only.
 e2e:
 	$(GO) test -race -count=1 -run 'E2E' ./testenv/...
+
+# The same end-to-end tests against an already-running proxy (a real Envoy, see
+# envoy/e2e/, or the stand-in as its own process): PROXY is its listener,
+# UPSTREAM_ADMIN the admin listener of testenv/cmd/fakeupstream behind it,
+# TOOLPROC_ADMIN toolproc's admin listener (optional: /metrics checks), and the
+# proxy's ext_proc body modes. toolproc must run testenv/testdata/e2e-external.yaml.
+# Tests that need an in-process upstream script, config or hook skip, saying why.
+PROXY ?=
+UPSTREAM_ADMIN ?=
+TOOLPROC_ADMIN ?=
+E2E_REQUEST_BODY_MODE ?= BUFFERED
+E2E_RESPONSE_BODY_MODE ?= FULL_DUPLEX_STREAMED
+e2e-external:
+	@mkdir -p $(BIN)
+	@test -n "$(PROXY)" -a -n "$(UPSTREAM_ADMIN)" || { echo "usage: make e2e-external PROXY=http://HOST:PORT UPSTREAM_ADMIN=http://HOST:PORT [TOOLPROC_ADMIN=http://HOST:PORT]"; exit 2; }
+	set -o pipefail; \
+	TOOLPROC_E2E_PROXY=$(PROXY) TOOLPROC_E2E_UPSTREAM_ADMIN=$(UPSTREAM_ADMIN) TOOLPROC_E2E_ADMIN=$(TOOLPROC_ADMIN) \
+	TOOLPROC_E2E_REQUEST_BODY_MODE=$(E2E_REQUEST_BODY_MODE) TOOLPROC_E2E_RESPONSE_BODY_MODE=$(E2E_RESPONSE_BODY_MODE) \
+	$(GO) test -count=1 -v -run '^TestE2E' ./testenv/ | tee $(BIN)/e2e-external.log | grep -E '^ *--- (PASS|FAIL|SKIP)|^(PASS|FAIL|ok)|_test.go'
+	@grep -q -- '--- PASS: TestE2EExternalMode' $(BIN)/e2e-external.log || { echo "e2e-external: the suite did not run in external mode"; exit 1; }
+
+# External mode proved without Docker: the fake upstream, toolproc and the stand-in as
+# three processes on loopback ports, then e2e-external against the stand-in.
+e2e-processes: build
+	$(GO) build -o $(BIN)/fakeupstream ./testenv/cmd/fakeupstream
+	testenv/e2e-processes.sh $(BIN)
 
 # Replays recorded agent sessions through the default profile at three
 # windows (the model's own, each session's final request, its first request
@@ -160,6 +187,16 @@ $(STATICCHECK_BIN):
 	@mkdir -p .tools/tmp
 	GOBIN=$(abspath .tools/tmp) $(GO) install $(STATICCHECK)
 	mv .tools/tmp/staticcheck $@ && rmdir .tools/tmp
+
+# GoReleaser itself (module proxy; the first run compiles it, ~10 min on 2 busy cores).
+# make test checks .goreleaser.yaml offline (release_test.go); these run the real tool.
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.15.1
+release-check:
+	$(GO) run $(GORELEASER) check
+# Binaries for this machine's platform into dist/, as a release would build them (no image:
+# that needs Docker).
+release-snapshot:
+	$(GO) run $(GORELEASER) build --snapshot --clean --single-target
 
 lint: vet $(STATICCHECK_BIN)
 	$(STATICCHECK_BIN) ./...

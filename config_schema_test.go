@@ -47,7 +47,7 @@ func TestSchemaUpToDate(t *testing.T) {
 func shippedConfigs(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, f := range []string{"extproc/default_config.yaml", "envoy/toolproc.yaml"} {
+	for _, f := range []string{"extproc/default_config.yaml", "envoy/toolproc.yaml", "testenv/testdata/e2e-external.yaml"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func shippedConfigs(t *testing.T) map[string][]byte {
 	return out
 }
 
-var topLevelKeys = []string{"server", "log", "store", "audit", "profiles"}
+var topLevelKeys = []string{"server", "log", "store", "audit", "tracing", "profiles"}
 
 // toolprocBlocks are a Markdown file's ```yaml blocks whose top-level keys
 // are all toolproc's (Envoy and Kubernetes snippets are left out).

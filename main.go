@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -34,6 +35,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	adminAddr := fs.String("admin-addr", "", "override server.admin_addr")
 	logLevel := fs.String("log-level", "", "override log.level (debug, info, warn, error)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+	reloadEvery := fs.Duration("reload-interval", 2*time.Second, "with --config: reload it when its modification time changes, checked this often (0: on SIGHUP only)")
 	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -57,15 +59,19 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(os.Stderr, "toolproc:", err)
 		return 2
 	}
-	if *grpcAddr != "" {
-		cfg.Server.GRPCAddr = *grpcAddr
+	// The command line wins over the file, at start and on every reload.
+	override := func(cfg *extproc.Config) {
+		if *grpcAddr != "" {
+			cfg.Server.GRPCAddr = *grpcAddr
+		}
+		if *adminAddr != "" {
+			cfg.Server.AdminAddr = *adminAddr
+		}
+		if *logLevel != "" {
+			cfg.Log.Level = *logLevel
+		}
 	}
-	if *adminAddr != "" {
-		cfg.Server.AdminAddr = *adminAddr
-	}
-	if *logLevel != "" {
-		cfg.Log.Level = *logLevel
-	}
+	override(cfg)
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "toolproc:", err)
 		return 2
@@ -73,7 +79,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	log := extproc.NewLogger(cfg.Log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := extproc.Run(ctx, cfg, log); err != nil {
+	var opts []extproc.RunOption
+	if *configPath != "" {
+		opts = append(opts, extproc.WithReload(extproc.ReloadOptions{Path: *configPath, Apply: override, Interval: *reloadEvery}))
+	}
+	if err := extproc.Run(ctx, cfg, log, opts...); err != nil {
 		log.Error("toolproc failed", "error", err)
 		return 1
 	}

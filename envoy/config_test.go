@@ -265,7 +265,7 @@ func TestChecksCatchBrokenConfigs(t *testing.T) {
 				r := routeNamed(t, hcmOf(t, listenerNamed(t, doc, "ingress")), "openai")
 				delete(obj(t, r["route"]), "timeout")
 			},
-			wantPath: ingressHCM + routes + "[2](openai).route.timeout",
+			wantPath: ingressHCM + routes + "[6](openai).route.timeout",
 			wantMsg:  "LLM route prefix /v1/ must set timeout: 0s (got unset, i.e. Envoy's 15s default)",
 		},
 		{
@@ -313,7 +313,7 @@ func TestChecksCatchBrokenConfigs(t *testing.T) {
 				replay := hcmOf(t, listenerNamed(t, doc, "replay"))
 				replay["http_filters"] = append([]any{ep}, list(t, replay["http_filters"])...)
 			},
-			wantPath: replayHCM + routes + "[2](openai)",
+			wantPath: replayHCM + routes + "[6](openai)",
 			wantMsg:  `ext_proc filter "envoy.filters.http.ext_proc" is enabled on replay listener "replay"`,
 		},
 		{
@@ -332,7 +332,7 @@ func TestChecksCatchBrokenConfigs(t *testing.T) {
 			},
 			wantPath: replayHCM + routes + "[1](anthropic)",
 			wantMsg:  "is enabled on replay listener",
-			notPath:  replayHCM + routes + "[2](openai)",
+			notPath:  replayHCM + routes + "[6](openai)",
 		},
 		{
 			name: "replay listener lacks a route",
@@ -418,12 +418,47 @@ func TestChecksCatchBrokenConfigs(t *testing.T) {
 			wantMsg:  "envoy.yaml from this folder is not mounted",
 		},
 		{
+			name: "provider route bypasses toolproc",
+			edit: func(t *testing.T, doc map[string]any) {
+				routeNamed(t, hcmOf(t, listenerNamed(t, doc, "ingress")), "openrouter")["typed_per_filter_config"] = map[string]any{
+					"envoy.filters.http.ext_proc": map[string]any{"@type": "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute", "disabled": true},
+				}
+			},
+			wantPath: ingressHCM + routes + "[5](openrouter)",
+			wantMsg:  "LLM route prefix /api/v1/ bypasses toolproc",
+		},
+		{
+			name: "provider route without the response body",
+			edit: func(t *testing.T, doc map[string]any) {
+				routeNamed(t, hcmOf(t, listenerNamed(t, doc, "ingress")), "gemini")["typed_per_filter_config"] = map[string]any{
+					"envoy.filters.http.ext_proc": map[string]any{"@type": "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute",
+						"overrides": map[string]any{"processing_mode": map[string]any{"request_body_mode": "BUFFERED", "response_body_mode": "NONE"}}},
+				}
+			},
+			wantPath: ingressHCM + routes + "[2](gemini)",
+			wantMsg:  "with response_body_mode NONE",
+		},
+		{
 			name: "Dockerfile: runs as root",
 			file: "Dockerfile",
 			old:  "static-debian12:nonroot", new: "static-debian12:latest",
 			drop:     "USER ",
 			wantPath: "FROM gcr.io/distroless/static-debian12:latest",
 			wantMsg:  "runs as root",
+		},
+		{
+			name: "Dockerfile: floating base image",
+			file: "Dockerfile",
+			old:  "static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab", new: "static-debian12:nonroot",
+			wantPath: "FROM gcr.io/distroless/static-debian12:nonroot",
+			wantMsg:  "not pinned by digest",
+		},
+		{
+			name: "compose: floating Envoy tag",
+			file: "docker-compose.yaml",
+			old:  "envoyproxy/envoy:v1.39.1@sha256:57e14a549d7bd43c8d3f6d03e8cfa653e037d4b38e133acd9b54f38c524401b4", new: "envoyproxy/envoy:v1.40-latest",
+			wantPath: "services.envoy.image",
+			wantMsg:  "not pinned by digest",
 		},
 		{
 			name: "Dockerfile: builds a subpackage",

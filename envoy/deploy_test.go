@@ -65,6 +65,9 @@ func checkCompose(file, dir string, doc map[string]any) []string {
 	if img, _ := envoy["image"].(string); !strings.HasPrefix(img, "envoyproxy/envoy") && !strings.Contains(img, "/envoyproxy/envoy") {
 		rep.add("services.envoy.image", "image %q is not an envoyproxy/envoy image", img)
 	}
+	if img, _ := envoy["image"].(string); !strings.Contains(img, "@sha256:") {
+		rep.add("services.envoy.image", "image %q is not pinned by digest (tag@sha256:...)", img)
+	}
 	cfgPath := "/etc/envoy/envoy.yaml" // the image's default CMD
 	if cmd := stringList(envoy["command"]); len(cmd) > 0 {
 		if i := slices.Index(cmd, "-c"); i >= 0 && i+1 < len(cmd) {
@@ -172,6 +175,7 @@ func portParts(v any) (published, target string) {
 var (
 	reGolangStage = regexp.MustCompile(`(?im)^FROM\s+(?:--platform=\S+\s+)?golang:1\.26\b`)
 	reGoBuildDot  = regexp.MustCompile(`go build\b[^\n]*\s\.(?:\s|$)`)
+	reFromAs      = regexp.MustCompile(`(?im)^FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?`)
 	reFrom        = regexp.MustCompile(`(?im)^FROM\s+(?:--platform=\S+\s+)?(\S+)`)
 	reUser        = regexp.MustCompile(`(?im)^USER\s+(\S+)`)
 	reExpose      = regexp.MustCompile(`(?im)^EXPOSE\s+(.+)$`)
@@ -193,6 +197,18 @@ func checkDockerfile(file, text string) []string {
 	}
 	if !reGoBuildDot.MatchString(flat) {
 		rep.add("RUN go build", "does not build the root package `.` (package main lives at the repository root)")
+	}
+
+	// Every image pulled from a registry is pinned by digest (stage names, scratch and
+	// build-arg references are not images).
+	stages := map[string]bool{"scratch": true}
+	for _, m := range reFromAs.FindAllStringSubmatch(flat, -1) {
+		if img := m[1]; !stages[img] && !strings.HasPrefix(img, "$") && !strings.Contains(img, "@sha256:") {
+			rep.add("FROM "+img, "not pinned by digest (tag@sha256:...): a tag can move under a rebuild")
+		}
+		if m[2] != "" {
+			stages[m[2]] = true
+		}
 	}
 
 	// Everything after the last FROM describes the runtime image.

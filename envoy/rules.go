@@ -194,7 +194,7 @@ func checkHCM(rep *report, l *listenerv3.Listener, h *hcmRef, clusters map[strin
 	for i, vh := range rc.GetVirtualHosts() {
 		checkPerFilterConfigs(rep, elem(rcPath+".virtual_hosts", i, vh.GetName()), vh.GetTypedPerFilterConfig(), extProcNames, clusters)
 	}
-	forEachRoute(h, func(path string, _ *routev3.RouteConfiguration, vh *routev3.VirtualHost, r *routev3.Route) {
+	forEachRoute(h, func(path string, rc *routev3.RouteConfiguration, vh *routev3.VirtualHost, r *routev3.Route) {
 		checkPerFilterConfigs(rep, path, r.GetTypedPerFilterConfig(), extProcNames, clusters)
 		ra := r.GetRoute()
 		if ra == nil {
@@ -210,6 +210,7 @@ func checkHCM(rep *report, l *listenerv3.Listener, h *hcmRef, clusters map[strin
 		if !isLLMRoute(r.GetMatch()) {
 			return
 		}
+		checkRouteProcessed(rep, path, l, h, rc, vh, r)
 		// (f) LLM routes: no route timeout. Envoy's default is 15s, which cuts off long
 		// generations and streams (§10).
 		if t := ra.GetTimeout(); t == nil || t.AsDuration() != 0 {
@@ -236,6 +237,50 @@ func checkHCM(rep *report, l *listenerv3.Listener, h *hcmRef, clusters map[strin
 			}
 		}
 	})
+}
+
+// checkRouteProcessed: (k) on a listener with an ext_proc filter, every LLM route runs it,
+// with a processing mode toolproc can work in: request headers and body sent (the body is
+// what it rewrites), response headers and body sent (overflow recovery and expand_context
+// answer from the response). A provider route added without this silently bypasses toolproc.
+// Listeners without ext_proc (the replay listener) are checked by (h) instead.
+func checkRouteProcessed(rep *report, path string, l *listenerv3.Listener, h *hcmRef, rc *routev3.RouteConfiguration, vh *routev3.VirtualHost, r *routev3.Route) {
+	if len(h.extProcs) == 0 || strings.Contains(strings.ToLower(l.GetName()), "replay") {
+		return
+	}
+	for _, f := range h.extProcs {
+		levels := []map[string]*anypb.Any{r.GetTypedPerFilterConfig(), vh.GetTypedPerFilterConfig(), rc.GetTypedPerFilterConfig()}
+		if !extProcActive(f, levels...) {
+			continue
+		}
+		pm := f.cfg.GetProcessingMode()
+		for _, lvl := range levels {
+			if pr, ok := parsePerRoute(lvl[f.name]); ok && pr.ep.GetOverrides().GetProcessingMode() != nil {
+				pm = pr.ep.GetOverrides().GetProcessingMode()
+				break
+			}
+		}
+		const skip, none = extprocfilterv3.ProcessingMode_SKIP, extprocfilterv3.ProcessingMode_NONE
+		var wrong []string
+		if pm.GetRequestHeaderMode() == skip {
+			wrong = append(wrong, "request_header_mode SKIP")
+		}
+		if pm.GetRequestBodyMode() == none {
+			wrong = append(wrong, "request_body_mode NONE")
+		}
+		if pm.GetResponseHeaderMode() == skip {
+			wrong = append(wrong, "response_header_mode SKIP")
+		}
+		if pm.GetResponseBodyMode() == none {
+			wrong = append(wrong, "response_body_mode NONE")
+		}
+		if len(wrong) > 0 {
+			rep.add(path, "LLM route %s reaches toolproc (%s) with %s: toolproc needs both bodies and headers (request BUFFERED and response FULL_DUPLEX_STREAMED recommended)",
+				matchKey(r.GetMatch()), f.name, strings.Join(wrong, ", "))
+		}
+		return
+	}
+	rep.add(path, "LLM route %s bypasses toolproc: no ext_proc filter of this listener runs on it", matchKey(r.GetMatch()))
 }
 
 // checkRouterLast: (e) the router must be the last HTTP filter; anything after it never runs,
@@ -599,7 +644,12 @@ func matchKey(m *routev3.RouteMatch) string {
 	return "?"
 }
 
-// isLLMRoute: routes under /v1/ carry provider API calls.
+// llmPathRoots are the path prefixes under which the providers envoy.yaml routes take their
+// API calls: OpenAI and Anthropic (/v1/), Gemini (/v1beta/, /v1alpha/), Bedrock Runtime
+// (/model/), Azure OpenAI (/openai/) and OpenRouter (/api/v1/).
+var llmPathRoots = []string{"/v1/", "/v1beta/", "/v1alpha/", "/model/", "/openai/", "/api/v1/"}
+
+// isLLMRoute: routes under one of llmPathRoots carry provider API calls.
 func isLLMRoute(m *routev3.RouteMatch) bool {
 	var v string
 	switch p := m.GetPathSpecifier().(type) {
@@ -610,5 +660,10 @@ func isLLMRoute(m *routev3.RouteMatch) bool {
 	case *routev3.RouteMatch_PathSeparatedPrefix:
 		v = p.PathSeparatedPrefix
 	}
-	return v == "/v1" || strings.HasPrefix(v, "/v1/")
+	for _, root := range llmPathRoots {
+		if v == strings.TrimSuffix(root, "/") || strings.HasPrefix(v, root) {
+			return true
+		}
+	}
+	return false
 }

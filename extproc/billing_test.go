@@ -118,10 +118,10 @@ func TestUsageReadAsItPasses(t *testing.T) {
 func TestUsageSeriesStartAtZero(t *testing.T) {
 	s := testServer(t, "profiles: {default: {}, cheap: {}}")
 	// Every configured profile × five dialects × four kinds, before any request.
-	if _, ok := s.profiles["cheap"]; !ok {
+	if _, ok := s.currentProfiles()["cheap"]; !ok {
 		t.Fatal("profile cheap missing")
 	}
-	p := len(s.profiles)
+	p := len(s.currentProfiles())
 	if n := testutil.CollectAndCount(s.metrics.UsageTokens); n != p*5*4 {
 		t.Fatalf("%d usage series, want %d", n, p*5*4)
 	}

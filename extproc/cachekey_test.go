@@ -28,7 +28,7 @@ func TestCompressedBytesDoNotDependOnStoreHistory(t *testing.T) {
 		fmt.Fprintf(&b, "src/module_%03d/handler.py:%d:    result = process_request(ctx, payload_%d)  # TODO tidy\n", i%40, 10+i, i)
 	}
 	s := testServer(t, "")
-	p, ep := s.profiles[DefaultProfile], wire.Classify("/v1/chat/completions")
+	p, ep := s.currentProfiles()[DefaultProfile], wire.Classify("/v1/chat/completions")
 	grep := reqWithTool("grep_search", `{"query":"process_request"}`, b.String())
 	view := reqWithTool("view_file", `{"path":"notes.txt"}`, b.String())
 	env := shadow.Env{Tenant: "tenant1"}

@@ -147,6 +147,14 @@ func rewriteRequestBody(ctx context.Context, p *compiledProfile, store shadow.St
 // edits into conv: it is used up.
 func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, env shadow.Env,
 	ep wire.Endpoint, ask wire.ClientAsk, conv *wire.Conversation) (requestRewrite, error) {
+	ctx, endTrace := traceCompress(ctx, p.name)
+	rr, err := runPipeline(ctx, p, store, env, ep, ask, conv)
+	endTrace(err)
+	return rr, err
+}
+
+func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, env shadow.Env,
+	ep wire.Endpoint, ask wire.ClientAsk, conv *wire.Conversation) (requestRewrite, error) {
 	body := conv.Body
 	var filters []pipeline.Filter
 	var cf *shadow.CompressFilter

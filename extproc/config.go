@@ -32,6 +32,7 @@ type Config struct {
 	Log      LogConfig           `json:"log"`
 	Store    StoreConfig         `json:"store"`
 	Audit    AuditConfig         `json:"audit"`
+	Tracing  TracingConfig       `json:"tracing"`
 	Profiles map[string]*Profile `json:"profiles"`
 }
 
@@ -549,6 +550,7 @@ func (c *Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs.List = append(errs.List, &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
+	c.Tracing.validate(bad)
 	if c.Server.GRPCAddr == "" {
 		bad("server.grpc_addr", "must not be empty")
 	}

@@ -105,7 +105,7 @@ func setValue(set []*corev3.HeaderValueOption, key string) string {
 	return ""
 }
 
-func newTestExchange(s *Server) *exchange { return newExchange(s, s.profiles[DefaultProfile]) }
+func newTestExchange(s *Server) *exchange { return newExchange(s, s.currentProfiles()[DefaultProfile]) }
 
 // forwarded computes what Envoy forwards for a sequence of chunks and the
 // answers to them, for the non-duplex modes.

@@ -53,7 +53,7 @@ func TestOutputLimitBody(t *testing.T) {
 // that does not decode, or decodes past max_error_bytes, is read as it came.
 func TestPlainErrorBody(t *testing.T) {
 	x := newTestExchange(testServer(t, ""))
-	x.profile = x.srv.profiles["default"]
+	x.profile = x.srv.currentProfiles()["default"]
 	body := []byte(`{"error":{"code":400,"message":"Provider returned error","metadata":{"raw":"ERROR"}}}`)
 	var zb bytes.Buffer
 	zw := gzip.NewWriter(&zb)

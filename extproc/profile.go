@@ -48,7 +48,7 @@ func shortHash(s string) string {
 func (s *Server) profileFor(ctx context.Context) *compiledProfile {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if v := md.Get(ProfileMetadataKey); len(v) > 0 && v[0] != "" {
-		if p, ok := s.profiles[v[0]]; ok {
+		if p, ok := s.currentProfiles()[v[0]]; ok {
 			return p
 		}
 		s.metrics.UnknownProfile.Inc()
@@ -57,5 +57,5 @@ func (s *Server) profileFor(ctx context.Context) *compiledProfile {
 			s.log.Warn("unknown profile requested; using default (logged once per name)", "profile", v[0])
 		}
 	}
-	return s.profiles[DefaultProfile]
+	return s.currentProfiles()[DefaultProfile]
 }

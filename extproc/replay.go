@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ReplayHeader marks requests toolproc sends itself, for Envoy access logs
@@ -29,6 +30,7 @@ type ReplayClient struct {
 	timeout time.Duration
 	metrics *Metrics
 	route   replayRoute
+	tracer  trace.Tracer // nil: not traced
 }
 
 // NewReplayClient builds a client for cfg.Server.ReplayURL.
@@ -66,6 +68,10 @@ type Replay struct {
 // context bounds the whole exchange together with server.replay_timeout.
 // Credentials travel in the headers and are never logged.
 func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error) {
+	return traceReplay(ctx, c.tracer, r, c.do)
+}
+
+func (c *ReplayClient) do(ctx context.Context, r Replay) (*http.Response, error) {
 	start := time.Now()
 	method, path := getHeader(r.Headers, ":method"), getHeader(r.Headers, ":path")
 	authority := getHeader(r.Headers, ":authority")
@@ -100,6 +106,7 @@ func (c *ReplayClient) Do(ctx context.Context, r Replay) (*http.Response, error)
 	// The summariser's request is the operator's own, so an authority that
 	// is not listed is dropped rather than refused: replay_url's goes.
 	req.Host, _ = c.route.host(authority)
+	injectTrace(ctx, req.Header)
 	req.ContentLength = int64(len(r.Body))
 	req.Header.Set("content-length", strconv.Itoa(len(r.Body)))
 	req.Header.Set(ReplayHeader, r.Purpose)

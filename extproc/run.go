@@ -45,7 +45,11 @@ func NewLogger(cfg LogConfig) *slog.Logger {
 // Run serves ext_proc and gRPC health on server.grpc_addr and the admin
 // endpoints on server.admin_addr until ctx is done, then drains: readiness
 // goes false, health NOT_SERVING, in-flight streams get shutdown_grace.
-func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
+func Run(ctx context.Context, cfg *Config, log *slog.Logger, opts ...RunOption) error {
+	var ro runOptions
+	for _, o := range opts {
+		o(&ro)
+	}
 	if limit := cfg.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)
 		log.Info("memory limit set", "bytes", limit)
@@ -54,6 +58,14 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := NewServer(cfg, log, reg)
 	defer srv.Close()
+	stopTracing, err := srv.startTracing(ctx, cfg.Tracing, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	if ro.reload != nil {
+		WatchConfig(ctx, srv, *ro.reload, reg, log)
+	}
 
 	grpcLis, err := listenGRPC(cfg.Server.GRPCAddr)
 	if err != nil {
@@ -109,6 +121,18 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	_ = admin.Shutdown(sctx)
 	log.Info("stopped")
 	return nil
+}
+
+// RunOption adjusts Run.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	reload *ReloadOptions
+}
+
+// WithReload reloads the config file on SIGHUP and on change (reload.go).
+func WithReload(o ReloadOptions) RunOption {
+	return func(ro *runOptions) { ro.reload = &o }
 }
 
 // AdminHandler serves /metrics, /healthz (the process is alive) and /readyz

@@ -8,9 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -25,11 +27,12 @@ type Server struct {
 	cfg      *Config
 	log      *slog.Logger
 	metrics  *Metrics
-	profiles map[string]*compiledProfile
-	store    shadow.Store  // nil: compression off (the store could not be opened)
-	keys     *keySource    // the deployment secret; set with store
-	replay   *ReplayClient // nil: expansions cannot be answered, so nothing is compressed
-	audit    *auditLog     // nil: no audit log
+	profiles atomic.Pointer[map[string]*compiledProfile] // swapped whole by a reload (reload.go)
+	store    shadow.Store                                // nil: compression off (the store could not be opened)
+	keys     *keySource                                  // the deployment secret; set with store
+	replay   *ReplayClient                               // nil: expansions cannot be answered, so nothing is compressed
+	audit    *auditLog                                   // nil: no audit log
+	tracer   trace.Tracer                                // nil: not traced (tracing.go)
 
 	warnedProfiles sync.Map // unknown profile names already logged
 }
@@ -54,12 +57,7 @@ func NewServer(cfg *Config, log *slog.Logger, reg prometheus.Registerer) *Server
 	if s.audit, err = openAudit(cfg.Audit.Path); err != nil {
 		log.Error("audit log unavailable", "error", err)
 	}
-	s.profiles = compileProfiles(cfg, s.llmCompleter)
-	names := make([]string, 0, len(s.profiles))
-	for name := range s.profiles {
-		names = append(names, name)
-	}
-	s.metrics.initSeries(names)
+	s.setProfiles(compileProfiles(cfg, s.llmCompleter))
 	return s
 }
 
@@ -92,8 +90,16 @@ func (s *Server) Process(stream grpc.BidiStreamingServer[extprocv3.ProcessingReq
 	// An exchange whose answer never ended (the client went away) is
 	// recorded when its stream closes.
 	defer x.finish()
+	tr := newExchangeTrace(s, stream.Context())
+	var streamErr error
+	defer func() { tr.end(x, streamErr) }()
 	for {
 		m, err := stream.Recv()
+		if err == nil {
+			x.ctx = tr.onMessage(m, phaseOf(m))
+		} else if !errors.Is(err, io.EOF) && status.Code(err) != codes.Canceled {
+			streamErr = err
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
 				s.metrics.Streams.WithLabelValues("ok").Inc()

@@ -173,10 +173,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *sl
 			if err != nil {
 				return err
 			}
-			fake.SetScript(withDemos(testenv.ScenarioScript(scenarios)))
+			fake.SetScript(testenv.WithDemos(testenv.ScenarioScript(scenarios)))
 			log.Info("fake upstream plays stream scenarios", "count", len(scenarios), "header", testenv.ScenarioHeader)
 		} else {
-			fake.SetScript(withDemos(nil))
+			fake.SetScript(testenv.WithDemos(nil))
 		}
 		if err := serve("fake-upstream-listen", o.fakeUpstreamListen, fake, "kind", "fake upstream"); err != nil {
 			return err
@@ -232,27 +232,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *sl
 		return nil
 	case err := <-errc:
 		return err
-	}
-}
-
-// Demo models the fake upstream plays on header x-toolproc-scenario (README,
-// "Try it"): "expand" asks expand_context for the shadow id it sees and then
-// quotes the line of the original that carries the needle; "overflow"
-// refuses any tool result over 512 characters with OpenRouter's raw "ERROR"
-// 400, then answers like "expand".
-var demos = map[string]func(testenv.RecordedRequest) *testenv.ScriptedResponse{
-	"expand":   testenv.ExpandModel{Needle: "NEEDLE", Preamble: "Let me read the full log. "}.Script(),
-	"overflow": testenv.OverflowModel{MaxResult: 512, Error: testenv.OpenRouterRawError, Then: testenv.ExpandModel{Needle: "NEEDLE"}}.Script(),
-}
-
-func withDemos(next func(testenv.RecordedRequest) *testenv.ScriptedResponse) func(testenv.RecordedRequest) *testenv.ScriptedResponse {
-	return func(r testenv.RecordedRequest) *testenv.ScriptedResponse {
-		if demo, ok := demos[r.Header.Get(testenv.ScenarioHeader)]; ok {
-			return demo(r)
-		}
-		if next == nil {
-			return nil
-		}
-		return next(r)
 	}
 }
