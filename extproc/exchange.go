@@ -267,6 +267,7 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	}
 	hm := h.GetHeaders()
 	status := getHeader(hm, ":status")
+	x.verifyTenant(status)
 	ct := getHeader(hm, "content-type")
 	enc := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
 	d := string(x.dialect)
