@@ -19,7 +19,7 @@ import (
 // observeOnly rewrites requests (clamp) but repairs no answer: whatever
 // toolproc sends back for an answer's chunks is then the usage reader's
 // doing alone.
-const observeOnly = "profiles: {default: {compress: {enabled: false}, stream: {normalize: false}, recovery: {enabled: false}}}"
+const observeOnly = "store: {keyless_references: false}\nprofiles: {default: {compress: {enabled: false}, stream: {normalize: false}, recovery: {enabled: false}}}"
 
 // anthropicAnswer is a Messages stream after a cache hit (the shapes of
 // https://docs.anthropic.com/en/docs/build-with-claude/streaming).

@@ -47,10 +47,11 @@ func openStore(cfg *Config) (shadow.Store, *keySource, error) {
 		s, redis = r, r
 	default:
 		s = shadow.NewMemory(shadow.MemoryOptions{
-			OriginalTTL:    time.Duration(sc.OriginalTTL),
-			CompressedTTL:  time.Duration(sc.CompressedTTL),
-			MaxBytes:       sc.MaxBytes,
-			TenantMaxBytes: sc.TenantMaxBytes,
+			OriginalTTL:        time.Duration(sc.OriginalTTL),
+			CompressedTTL:      time.Duration(sc.CompressedTTL),
+			MaxBytes:           sc.MaxBytes,
+			TenantMaxBytes:     sc.TenantMaxBytes,
+			UnverifiedMaxBytes: sc.UnverifiedTenantMaxBytes,
 		})
 	}
 	keys := &keySource{cooldown: max(time.Duration(sc.Cooldown), time.Second)}
