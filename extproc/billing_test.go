@@ -178,8 +178,8 @@ func TestBypass(t *testing.T) {
 }
 
 func TestReceiptFormat(t *testing.T) {
-	r := Receipt{Compressed: 3, Clamped: 1, Tiered: 2, BytesRemoved: 12345, References: 4, Step: 2}
-	const want = "v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; rung=-"
+	r := Receipt{Compressed: 3, Clamped: 1, Tiered: 2, BytesRemoved: 12345, References: 4, Step: 2, Irrecoverable: 1}
+	const want = "v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; irr=1; rung=-"
 	if r.String() != want {
 		t.Fatalf("got %q", r.String())
 	}

@@ -228,6 +228,10 @@ func rewriteParsed(ctx context.Context, p *compiledProfile, store shadow.Store, 
 // them to the audit log.
 func (x *exchange) recordCompression(rr requestRewrite) {
 	x.recordTiers(rr.tiers)
+	if n := irrecoverable(rr.report.Changes); n > 0 {
+		x.srv.metrics.Irrecoverable.WithLabelValues(string(x.dialect)).Add(float64(n))
+		x.log.Info("tool results cut with no original kept", "irrecoverable", n, "references", x.refs)
+	}
 	cf := rr.compress
 	if cf == nil {
 		return

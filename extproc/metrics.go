@@ -36,6 +36,7 @@ type Metrics struct {
 	UsageAnswers    *prometheus.CounterVec   // dialect, outcome
 	TierCacheWrite  *prometheus.CounterVec   // profile, dialect
 	Bypass          *prometheus.CounterVec   // dialect
+	Irrecoverable   *prometheus.CounterVec   // dialect
 }
 
 // Request outcomes.
@@ -113,6 +114,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		Expansions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_expansions_total", Help: "expand_context calls answered by toolproc, by dialect and outcome (requested, resolved, not_found, store_error, loop_limit, replay_failed).",
 		}, []string{"dialect", "outcome"}),
+		Irrecoverable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_irrecoverable_results_total", Help: "Tool results that lost content with no original kept to read back (clamped, or summarised where no reference could be given); each says so in its text.",
+		}, []string{"dialect"}),
 		Recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_recoveries_total", Help: "Overflow recovery attempts, by provider, class (context_overflow, payload_too_large, provider_limit), rung and outcome (recovered, still_overflow, not_ours, replay_failed; rung=all exhausted; rung=none nothing_to_shrink).",
 		}, []string{"provider", "class", "rung", "outcome"}),
@@ -151,7 +155,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
 		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries,
-		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass)
+		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass, m.Irrecoverable)
 	return m
 }
 
