@@ -104,10 +104,15 @@ type AuditConfig struct {
 
 // ServerConfig holds listener settings.
 type ServerConfig struct {
-	GRPCAddr        string   `json:"grpc_addr"`
-	AdminAddr       string   `json:"admin_addr"`
-	MaxRecvMsgBytes int      `json:"max_recv_msg_bytes"`
-	ShutdownGrace   Duration `json:"shutdown_grace"`
+	GRPCAddr        string `json:"grpc_addr"`
+	AdminAddr       string `json:"admin_addr"`
+	MaxRecvMsgBytes int    `json:"max_recv_msg_bytes"`
+	// HeapHeadroomBytes is what the collector may let the heap grow past
+	// what is live before collecting (GOGC set to headroom/live after each
+	// collection, at most 100); -1 leaves GOGC alone. GOGC in the
+	// environment wins.
+	HeapHeadroomBytes int64    `json:"heap_headroom_bytes"`
+	ShutdownGrace     Duration `json:"shutdown_grace"`
 	// ReplayURL is Envoy's replay listener: same routes, ext_proc disabled.
 	// Requests toolproc must send itself go there, never to a provider.
 	// MaxResponseHoldBytes caps an upstream answer held whole for a

@@ -46,10 +46,7 @@ func NewLogger(cfg LogConfig) *slog.Logger {
 // endpoints on server.admin_addr until ctx is done, then drains: readiness
 // goes false, health NOT_SERVING, in-flight streams get shutdown_grace.
 func Run(ctx context.Context, cfg *Config, log *slog.Logger) error {
-	if limit := cfg.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
-		log.Info("memory limit set", "bytes", limit)
-	}
+	defer applyMemoryLimits(cfg, log)()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := NewServer(cfg, log, reg)
@@ -138,4 +135,18 @@ func listenGRPC(addr string) (net.Listener, error) {
 		return net.Listen("unix", path)
 	}
 	return net.Listen("tcp", addr)
+}
+
+// applyMemoryLimits sets the Go runtime's soft memory limit from the
+// config, unless GOMEMLIMIT is set, and keeps the heap goal at what is
+// live plus server.heap_headroom_bytes (heap.go), unless GOGC is set. It
+// returns the function that stops the latter.
+func applyMemoryLimits(cfg *Config, log *slog.Logger) (stop func()) {
+	if limit := cfg.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+		if log != nil {
+			log.Info("memory limit set", "bytes", limit)
+		}
+	}
+	return startHeadroomTuner(cfg.Server.HeapHeadroomBytes)
 }

@@ -95,3 +95,6 @@ func (b *Breaker) Verify(ctx context.Context, tenant string) error {
 	}
 	return b.do(ctx, func() error { return v.Verify(ctx, tenant) })
 }
+
+// Unwrap returns the store behind the breaker.
+func (b *Breaker) Unwrap() Store { return b.store }
