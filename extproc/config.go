@@ -544,8 +544,8 @@ func (c *Config) Validate() error {
 	switch c.Store.Type {
 	case "memory":
 	case "redis":
-		if c.Store.Redis.Addr == "" {
-			bad("store.redis.addr", "must be set for store.type redis")
+		if c.Store.Redis.Addr == "" && len(c.Store.Redis.Addrs) == 0 {
+			bad("store.redis.addr", "store.redis.addr or addrs must be set for store.type redis")
 		}
 	default:
 		bad("store.type", "must be memory or redis; got %q", c.Store.Type)
