@@ -249,6 +249,7 @@ func (r *Redis) Put(ctx context.Context, tenant string, kind Kind, key string, v
 	keys := []string{r.key(tenant, kind, key), r.tenantKey(tenant, verifiedSuffix), r.tenantKey(tenant, pendingSuffix), r.tenantKey(tenant, pendingBytesSuffix)}
 	n, err := putScript.Run(ctx, r.c, keys, value, r.ttl[ki].Milliseconds(), r.unverified, min(r.unvTTL, r.ttl[ki]).Milliseconds()).Int()
 	if err != nil {
+		r.failed()
 		return fmt.Errorf("shadow: redis put %s: %w", kind, err)
 	}
 	if n == 0 {
@@ -291,6 +292,7 @@ func (r *Redis) Get(ctx context.Context, tenant string, kind Kind, key string) (
 		if errors.Is(err, redis.Nil) {
 			return nil, ErrNotFound
 		}
+		r.failed()
 		return nil, fmt.Errorf("shadow: redis get %s: %w", kind, err)
 	}
 	return v, nil
@@ -312,6 +314,15 @@ func (r *Redis) Touch(ctx context.Context, tenant string, kind Kind, key string)
 		return ErrNotFound
 	}
 	return nil
+}
+
+// failed asks a cluster client to reload its slot map: after a master
+// died, its replica serves the slots, and the map would otherwise point at
+// the dead node until the next periodic reload.
+func (r *Redis) failed() {
+	if cc, ok := r.c.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
 }
 
 // Ping checks that the server answers, within OpTimeout.
