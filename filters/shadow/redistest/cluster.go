@@ -209,3 +209,19 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return strings.TrimSpace(l)
 }
+
+// FindKey returns the first key matching pattern on any live master.
+func (c *Cluster) FindKey(pattern string) string {
+	c.tb.Helper()
+	ctx := context.Background()
+	for _, n := range c.live() {
+		cl := rawNode(n)
+		keys, _, err := cl.Scan(ctx, 0, pattern, 10000).Result()
+		cl.Close()
+		if err == nil && len(keys) > 0 {
+			return keys[0]
+		}
+	}
+	c.tb.Fatalf("redistest: no key matches %q", pattern)
+	return ""
+}
