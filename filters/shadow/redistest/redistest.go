@@ -26,6 +26,7 @@ type Server struct {
 	dir  string
 	port int
 	args []string // more redis-server arguments (cluster mode)
+	conf string   // a config file to start with (a Sentinel's)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -58,8 +59,15 @@ func lookPath(tb testing.TB, name string) string {
 
 func start(tb testing.TB, args []string, port func() (int, error)) *Server {
 	tb.Helper()
+	return startWith(tb, "", args, port)
+}
+
+// startWith starts redis-server with a config file first (conf may be
+// empty) and args after the defaults.
+func startWith(tb testing.TB, conf string, args []string, port func() (int, error)) *Server {
+	tb.Helper()
 	bin := lookPath(tb, "redis-server")
-	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), out: &syncBuffer{}, args: args}
+	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), out: &syncBuffer{}, args: args, conf: conf}
 	tb.Cleanup(s.cleanup)
 	// A free port can be taken between probing and binding; try a few.
 	for attempt := 0; ; attempt++ {
@@ -113,14 +121,18 @@ func (s *Server) Restart() {
 }
 
 func (s *Server) startLocked() error {
-	cmd := exec.Command(s.bin,
+	var first []string
+	if s.conf != "" {
+		first = []string{s.conf}
+	}
+	cmd := exec.Command(s.bin, append(first,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
 		"--dir", s.dir,
 		"--daemonize", "no",
-	)
+	)...)
 	cmd.Args = append(cmd.Args, s.args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = s.out
