@@ -22,7 +22,7 @@ func TestRedisClusterFailover(t *testing.T) {
 	}
 	c := redistest.StartCluster(t, 3, 1)
 	ctx := context.Background()
-	r := newTestRedis(t, RedisOptions{Addrs: c.Addrs(), OpTimeout: 3 * time.Second})
+	r := newTestRedis(t, RedisOptions{Addrs: c.Addrs()})
 	masters := map[string]bool{}
 	ids := map[string]string{}
 	for i := range 12 {
@@ -58,9 +58,11 @@ func TestRedisClusterFailover(t *testing.T) {
 	var err error
 	start := time.Now()
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		t0 := time.Now()
 		if v, err = r.Get(ctx, victim, Original, ids[victim]); err == nil {
 			break
 		}
+		t.Logf("%v: %v (%v)", time.Since(start).Round(time.Millisecond), err, time.Since(t0).Round(time.Millisecond))
 	}
 	if err != nil || string(v) != "original of "+victim {
 		t.Fatalf("after failover: %q, %v", v, err)

@@ -90,16 +90,19 @@ func (c *Cluster) MasterOf(key string) *Server {
 			cl.Close()
 			continue
 		}
-		slots, err := cl.ClusterSlots(ctx).Result()
+		shards, err := cl.ClusterShards(ctx).Result()
 		cl.Close()
 		if err != nil {
 			continue
 		}
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-				for _, m := range c.Nodes {
-					if m.Addr() == s.Nodes[0].Addr {
-						return m
+		for _, sh := range shards {
+			master := shardMaster(sh)
+			for _, r := range sh.Slots {
+				if r.Start <= slot && slot <= r.End {
+					for _, m := range c.Nodes {
+						if m.Addr() == master {
+							return m
+						}
 					}
 				}
 			}
@@ -136,13 +139,13 @@ func (c *Cluster) waitHealthy(timeout time.Duration, killed *Server) {
 				ok, last = false, fmt.Sprintf("%s: %v %s", n.Addr(), err, firstLine(info))
 			}
 			if ok && killed != nil {
-				slots, err := cl.ClusterSlots(ctx).Result()
-				if err != nil || len(slots) == 0 {
-					ok, last = false, fmt.Sprintf("%s: CLUSTER SLOTS: %v", n.Addr(), err)
+				shards, err := cl.ClusterShards(ctx).Result()
+				if err != nil || len(shards) == 0 {
+					ok, last = false, fmt.Sprintf("%s: CLUSTER SHARDS: %v", n.Addr(), err)
 				}
-				for _, s := range slots {
-					if err != nil || len(s.Nodes) == 0 || s.Nodes[0].Addr == killed.Addr() {
-						ok, last = false, fmt.Sprintf("%s: slots %d-%d still on the killed master", n.Addr(), s.Start, s.End)
+				for _, sh := range shards {
+					if len(sh.Slots) > 0 && (shardMaster(sh) == "" || shardMaster(sh) == killed.Addr()) {
+						ok, last = false, fmt.Sprintf("%s: a shard's slots are still on the killed master", n.Addr())
 					}
 				}
 			}
@@ -223,5 +226,15 @@ func (c *Cluster) FindKey(pattern string) string {
 		}
 	}
 	c.tb.Fatalf("redistest: no key matches %q", pattern)
+	return ""
+}
+
+// shardMaster is the address of a shard's live master, "" when it has none.
+func shardMaster(sh redis.ClusterShard) string {
+	for _, n := range sh.Nodes {
+		if n.Role == "master" && n.Health == "online" {
+			return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+		}
+	}
 	return ""
 }
