@@ -122,7 +122,8 @@ type requestRewrite struct {
 // rewriteRequestBody runs a profile's request pipeline. store is nil when
 // this request must not get references (no store, or an answer toolproc
 // could not resolve expansions in); compression is then skipped, the tiers
-// summarise without a way back, and the clamp applies. This is the single
+// act only when the request would not fit the window (each summary saying
+// it cannot be expanded), and the clamp applies. This is the single
 // place the pipeline order lives: tiers (old exchanges) → compress (with
 // references) → clamp (the floor) → expand_context tool.
 //
