@@ -84,8 +84,10 @@ type Redis struct {
 	unvTTL     time.Duration
 	verTTL     time.Duration
 	// verifiedUntil caches Verify per tenant (tenant → unix nanos) so a
-	// busy tenant costs one script per half VerifiedTTL, not one per answer.
-	verifiedUntil sync.Map
+	// busy tenant costs one script per half VerifiedTTL, not one per
+	// answer; at most maxVerified tenants (conversation tenants come and go).
+	mu            sync.Mutex
+	verifiedUntil map[string]int64
 }
 
 // NewRedis returns a client for one server, a Redis Cluster or a Sentinel
@@ -266,7 +268,10 @@ func (r *Redis) Verify(ctx context.Context, tenant string) error {
 		return err
 	}
 	now := time.Now().UnixNano()
-	if until, ok := r.verifiedUntil.Load(tenant); ok && now < until.(int64) {
+	r.mu.Lock()
+	until, ok := r.verifiedUntil[tenant]
+	r.mu.Unlock()
+	if ok && now < until {
 		return nil
 	}
 	ctx, cancel := r.bound(ctx)
@@ -275,7 +280,19 @@ func (r *Redis) Verify(ctx context.Context, tenant string) error {
 	if err := verifyScript.Run(ctx, r.c, keys, r.verTTL.Milliseconds(), r.ttl[0].Milliseconds(), r.ttl[1].Milliseconds(), ":"+string(Compressed)+":").Err(); err != nil {
 		return fmt.Errorf("shadow: redis verify: %w", err)
 	}
-	r.verifiedUntil.Store(tenant, now+int64(r.verTTL/2))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.verifiedUntil == nil {
+		r.verifiedUntil = make(map[string]int64)
+	}
+	if len(r.verifiedUntil) >= maxVerified {
+		for t, u := range r.verifiedUntil {
+			if u <= now || len(r.verifiedUntil) >= maxVerified {
+				delete(r.verifiedUntil, t) // expired first; any, past the bound
+			}
+		}
+	}
+	r.verifiedUntil[tenant] = now + int64(r.verTTL/2)
 	return nil
 }
 
