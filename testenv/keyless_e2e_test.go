@@ -189,3 +189,52 @@ func TestTextOnlyKeepsResultsUnlessTheWindowForces(t *testing.T) {
 		t.Fatalf("%d summaries, %d marked, receipt %+v", summaries, strings.Count(got, "cannot be expanded"), rc)
 	}
 }
+
+// rejectingUpstream answers 401 to made-up keys, as a provider does, and
+// passes the rest to next.
+type rejectingUpstream struct{ next http.Handler }
+
+func (u rejectingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.Header.Get("authorization"), "Bearer made-up-") {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		return
+	}
+	u.next.ServeHTTP(w, r)
+}
+
+// Review round 3, N5 end to end: a tenant becomes verified when its answer
+// comes back 2xx; made-up keys the provider refuses stay unverified, keep a
+// small share and are evicted first, so forty of them writing originals
+// into a small store do not evict the real tenant's.
+func TestMadeUpKeysDoNotEvictAVerifiedTenant(t *testing.T) {
+	up := &recordingUpstream{}
+	r := harness{
+		config: "store: {max_bytes: 8388608, tenant_max_bytes: 4194304, unverified_tenant_max_bytes: 1048576}\n" +
+			"profiles: {default: {compress: {max_bytes: 2097152}}}",
+		respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, upstream: rejectingUpstream{up}}.start(t)
+	victim := []string{"authorization", "Bearer sk-real-victim-key-000000"}
+	body := openAIToolRequest(false, bigResult("victim-needle", 6000))
+	if resp, _ := postChat(t, r.proxyURL, "/v1/chat/completions", body, victim...); resp.StatusCode != 200 {
+		t.Fatalf("victim: %d", resp.StatusCode)
+	}
+	ids := shadowIDRE.FindAllString(string(up.last()), -1)
+	if len(ids) == 0 {
+		t.Fatal("no reference for the victim")
+	}
+	for k := range 40 {
+		fake := openAIToolRequest(false, bigResult(fmt.Sprintf("fake-%d", k), 6000))
+		if resp, _ := postChat(t, r.proxyURL, "/v1/chat/completions", fake, "authorization", fmt.Sprintf("Bearer made-up-key-%04d", k)); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("made-up key %d: %d", k, resp.StatusCode)
+		}
+	}
+	// The victim's conversation, compacted (its original is not sent
+	// again), asks for the old id.
+	compacted := openAIToolRequest(false, "tests: 6000 passed")
+	postChat(t, r.proxyURL, "/v1/chat/completions", compacted, append(victim, "x-test-expand", ids[0])...)
+	if cont := string(up.last()); !strings.Contains(cont, "victim-needle") {
+		t.Fatalf("the victim's original was evicted by made-up keys: %s", firstMatch(cont, "expand_context: "))
+	}
+}
