@@ -19,7 +19,7 @@ import (
 // observeOnly rewrites requests (clamp) but repairs no answer: whatever
 // toolproc sends back for an answer's chunks is then the usage reader's
 // doing alone.
-const observeOnly = "profiles: {default: {compress: {enabled: false}, stream: {normalize: false}, recovery: {enabled: false}}}"
+const observeOnly = "store: {keyless_references: false}\nprofiles: {default: {compress: {enabled: false}, stream: {normalize: false}, recovery: {enabled: false}}}"
 
 // anthropicAnswer is a Messages stream after a cache hit (the shapes of
 // https://docs.anthropic.com/en/docs/build-with-claude/streaming).
@@ -178,8 +178,8 @@ func TestBypass(t *testing.T) {
 }
 
 func TestReceiptFormat(t *testing.T) {
-	r := Receipt{Compressed: 3, Clamped: 1, Tiered: 2, BytesRemoved: 12345, References: 4, Step: 2}
-	const want = "v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; rung=-"
+	r := Receipt{Compressed: 3, Clamped: 1, Tiered: 2, BytesRemoved: 12345, References: 4, Step: 2, Irrecoverable: 1}
+	const want = "v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; irr=1; rung=-"
 	if r.String() != want {
 		t.Fatalf("got %q", r.String())
 	}

@@ -56,9 +56,9 @@ func TestKeylessClampCutsByStructure(t *testing.T) {
 		yaml       string
 		structural bool
 	}{
-		{"keyless, default profile", "", true},
+		{"keyless, default profile", "store: {keyless_references: false}", true},
 		{"compression off", clampOnly, true},
-		{"structural off", "profiles: {default: {compress: {enabled: false}, clamp: {structural: false}}}", false},
+		{"structural off", "store: {keyless_references: false}\nprofiles: {default: {compress: {enabled: false}, clamp: {structural: false}}}", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := testServer(t, c.yaml)

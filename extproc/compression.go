@@ -122,7 +122,8 @@ type requestRewrite struct {
 // rewriteRequestBody runs a profile's request pipeline. store is nil when
 // this request must not get references (no store, or an answer toolproc
 // could not resolve expansions in); compression is then skipped, the tiers
-// summarise without a way back, and the clamp applies. This is the single
+// act only when the request would not fit the window (each summary saying
+// it cannot be expanded), and the clamp applies. This is the single
 // place the pipeline order lives: tiers (old exchanges) → compress (with
 // references) → clamp (the floor) → expand_context tool.
 //
@@ -236,6 +237,10 @@ func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, en
 // them to the audit log.
 func (x *exchange) recordCompression(rr requestRewrite) {
 	x.recordTiers(rr.tiers)
+	if n := irrecoverable(rr.report.Changes); n > 0 {
+		x.srv.metrics.Irrecoverable.WithLabelValues(string(x.dialect)).Add(float64(n))
+		x.log.Info("tool results cut with no original kept", "irrecoverable", n, "references", x.rewrite.refs)
+	}
 	cf := rr.compress
 	if cf == nil {
 		return

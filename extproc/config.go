@@ -45,8 +45,13 @@ type StoreConfig struct {
 	MaxBytes      int64    `json:"max_bytes"`
 	// TenantMaxBytes caps one tenant's share of the memory store: a tenant
 	// over it evicts its own oldest entries, never another tenant's.
-	TenantMaxBytes int64       `json:"tenant_max_bytes"`
-	Redis          RedisConfig `json:"redis"`
+	TenantMaxBytes int64 `json:"tenant_max_bytes"`
+	// UnverifiedTenantMaxBytes is the share of a tenant no answer for has
+	// come back 2xx yet (a made-up key is a tenant too); such tenants are
+	// evicted first and together hold at most a quarter of max_bytes. In
+	// Redis it caps what an unverified tenant may write.
+	UnverifiedTenantMaxBytes int64       `json:"unverified_tenant_max_bytes"`
+	Redis                    RedisConfig `json:"redis"`
 	// TenantHeader, when set, names the request header that identifies the
 	// caller instead of the credential headers. It must be one the gateway
 	// sets (and strips from clients); callers without a credential get
@@ -57,14 +62,31 @@ type StoreConfig struct {
 	// a generated one (every replica reads the same), the memory store
 	// makes one per process.
 	SecretEnv string `json:"secret_env"`
+	// KeylessReferences: callers without a credential (or with a
+	// placeholder one) get references under a tenant derived from their
+	// conversation (shadow.Keyring.ConversationTenant). Off, they get
+	// none: their results are clamped, and the tiers summarise old ones
+	// only when the window forces it, marked as irrecoverable.
+	KeylessReferences bool `json:"keyless_references"`
 	// Cooldown: after a store error, requests skip the store for this long.
 	Cooldown Duration `json:"cooldown"`
 }
 
 // RedisConfig is the shared store's connection.
 type RedisConfig struct {
-	Addr     string `json:"addr"`
-	Username string `json:"username"`
+	// Mode is single, cluster, sentinel, or auto (sentinel when
+	// master_name is set, cluster when addrs lists several nodes, else
+	// single).
+	Mode string `json:"mode"`
+	Addr string `json:"addr"`
+	// Addrs are the seed nodes of a Redis Cluster or the Sentinels.
+	Addrs []string `json:"addrs"`
+	// MasterName is the Sentinel master set's name.
+	MasterName string `json:"master_name"`
+	// SentinelPasswordEnv names the variable holding the Sentinels'
+	// password, when they have one.
+	SentinelPasswordEnv string `json:"sentinel_password_env"`
+	Username            string `json:"username"`
 	// PasswordEnv names the environment variable holding the password, so
 	// the secret stays out of the config file.
 	PasswordEnv string   `json:"password_env"`
@@ -83,10 +105,15 @@ type AuditConfig struct {
 
 // ServerConfig holds listener settings.
 type ServerConfig struct {
-	GRPCAddr        string   `json:"grpc_addr"`
-	AdminAddr       string   `json:"admin_addr"`
-	MaxRecvMsgBytes int      `json:"max_recv_msg_bytes"`
-	ShutdownGrace   Duration `json:"shutdown_grace"`
+	GRPCAddr        string `json:"grpc_addr"`
+	AdminAddr       string `json:"admin_addr"`
+	MaxRecvMsgBytes int    `json:"max_recv_msg_bytes"`
+	// HeapHeadroomBytes is what the collector may let the heap grow past
+	// what is live before collecting (GOGC set to headroom/live after each
+	// collection, at most 100); -1 leaves GOGC alone. GOGC in the
+	// environment wins.
+	HeapHeadroomBytes int64    `json:"heap_headroom_bytes"`
+	ShutdownGrace     Duration `json:"shutdown_grace"`
 	// ReplayURL is Envoy's replay listener: same routes, ext_proc disabled.
 	// Requests toolproc must send itself go there, never to a provider.
 	// MaxResponseHoldBytes caps an upstream answer held whole for a
@@ -600,8 +627,8 @@ func (c *Config) Validate() error {
 	switch c.Store.Type {
 	case "memory":
 	case "redis":
-		if c.Store.Redis.Addr == "" {
-			bad("store.redis.addr", "must be set for store.type redis")
+		if c.Store.Redis.Addr == "" && len(c.Store.Redis.Addrs) == 0 {
+			bad("store.redis.addr", "store.redis.addr or addrs must be set for store.type redis")
 		}
 	default:
 		bad("store.type", "must be memory or redis; got %q", c.Store.Type)
@@ -614,6 +641,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Store.TenantMaxBytes < 1<<20 || c.Store.TenantMaxBytes > c.Store.MaxBytes {
 		bad("store.tenant_max_bytes", "must be between 1048576 and store.max_bytes (%d), got %d", c.Store.MaxBytes, c.Store.TenantMaxBytes)
+	}
+	if c.Store.UnverifiedTenantMaxBytes < 0 || c.Store.UnverifiedTenantMaxBytes > c.Store.TenantMaxBytes {
+		bad("store.unverified_tenant_max_bytes", "must be between 0 and store.tenant_max_bytes (%d), got %d", c.Store.TenantMaxBytes, c.Store.UnverifiedTenantMaxBytes)
+	}
+	switch c.Store.Redis.Mode {
+	case "", "auto", "single", "cluster", "sentinel":
+	default:
+		bad("store.redis.mode", "must be auto, single, cluster or sentinel, got %q", c.Store.Redis.Mode)
+	}
+	if c.Store.Redis.Mode == "sentinel" && c.Store.Redis.MasterName == "" {
+		bad("store.redis.master_name", "must be set in sentinel mode")
 	}
 	if c.Store.Cooldown < 0 || c.Store.Redis.Timeout < 0 {
 		bad("store", "cooldown and redis.timeout must not be negative")

@@ -239,6 +239,7 @@ func (x *exchange) onResponseHeaders(h *extprocv3.HttpHeaders) *extprocv3.Proces
 	}
 	hm := h.GetHeaders()
 	status := getHeader(hm, ":status")
+	x.verifyTenant(status)
 	ct := getHeader(hm, "content-type")
 	enc := strings.ToLower(strings.TrimSpace(getHeader(hm, "content-encoding")))
 	d := string(x.dialect)
@@ -389,7 +390,7 @@ func (x *exchange) rewriteRequest(body []byte) ([]byte, bool, *extprocv3.Immedia
 		x.rewrite.clientAsk = &ask
 	}
 	var store shadow.Store
-	if x.referencesAllowed() {
+	if x.referencesAllowed(conv) {
 		store = x.srv.store
 	}
 	ask := wire.ClientAsk{}
@@ -486,11 +487,13 @@ func (x *exchange) passThroughRequest(reason, msg string, attrs ...any) {
 
 // referencesAllowed decides, once per exchange, whether results may be
 // replaced by shadow references: there must be a replay path to answer
-// expand_context, a store, the deployment secret, and a caller who is
-// somebody. Callers without a credential, or with a placeholder key, are
-// all one tenant and would read each other's originals (review finding 2):
-// they get the clamp only, unless store.tenant_header names them.
-func (x *exchange) referencesAllowed() bool {
+// expand_context, a store, the deployment secret, and a tenant. Callers
+// without a credential, or with a placeholder key, would all be one tenant
+// and read each other's originals (review finding 2); they get a tenant of
+// their own conversation instead (review round 3, N1: without one the
+// tiers dropped their old results for good), unless store.tenant_header
+// names them.
+func (x *exchange) referencesAllowed(conv *wire.Conversation) bool {
 	if x.srv.replay == nil || x.srv.store == nil || x.srv.keys == nil {
 		return false
 	}
@@ -505,8 +508,15 @@ func (x *exchange) referencesAllowed() bool {
 	x.rewrite.keys = keys
 	x.rewrite.tenant = keys.Tenant(headerMap(x.rewrite.reqHeaders), x.srv.cfg.Store.TenantHeader)
 	if x.rewrite.tenant == shadow.Anonymous {
-		x.srv.metrics.Compress.WithLabelValues(string(x.dialect), "skipped_anonymous").Inc()
-		return false
+		x.rewrite.tenant = ""
+		if conv != nil && x.srv.cfg.Store.KeylessReferences {
+			x.rewrite.tenant = keys.ConversationTenant(conv.Scope())
+		}
+		if x.rewrite.tenant == "" {
+			x.srv.metrics.Compress.WithLabelValues(string(x.dialect), "skipped_anonymous").Inc()
+			return false
+		}
+		x.srv.metrics.Compress.WithLabelValues(string(x.dialect), "conversation_tenant").Inc()
 	}
 	x.rewrite.refs = true
 	return true

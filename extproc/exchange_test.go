@@ -470,4 +470,4 @@ func TestJSONAnswerToStreamingRequest(t *testing.T) {
 
 // clampOnly turns compression off: these tests pin the clamp's behaviour,
 // where every byte outside a tool result must stay as it was.
-const clampOnly = "profiles: {default: {compress: {enabled: false}}}"
+const clampOnly = "store: {keyless_references: false}\nprofiles: {default: {compress: {enabled: false}}}"

@@ -161,7 +161,7 @@ func (x *exchange) fitExpansion(text string, found bool, c wire.ExpandCall, call
 // model is told plainly, so it carries on with the shortened result rather
 // than asking again.
 const (
-	notFoundText    = "expand_context: no original is stored under id %q (it expired, or belongs to another caller). Continue with the shortened tool result."
+	notFoundText    = "expand_context: the original of id %q is no longer available (it expired or was evicted, the store lost it, or it belongs to another caller). Continue with the shortened tool result."
 	malformedText   = "expand_context: the call did not carry a valid id (expected {\"id\":\"sh_…\"}). Continue with the shortened tool result."
 	unavailableText = "expand_context: the store of originals is unavailable right now. Continue with the shortened tool result."
 )

@@ -40,6 +40,7 @@ type Metrics struct {
 	TierCacheWrite  *prometheus.CounterVec   // profile, dialect
 	Bypass          *prometheus.CounterVec   // dialect
 	BuildInfo       *prometheus.GaugeVec     // version, revision, goversion: always 1
+	Irrecoverable   *prometheus.CounterVec   // dialect
 }
 
 // Request outcomes.
@@ -117,6 +118,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 		Expansions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_expansions_total", Help: "expand_context calls answered by toolproc, by dialect and outcome (requested, resolved, paged: an original returned in parts, not_found, store_error, loop_limit, replay_failed).",
 		}, []string{"dialect", "outcome"}),
+		Irrecoverable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolproc_irrecoverable_results_total", Help: "Tool results that lost content with no original kept to read back (clamped, or summarised where no reference could be given); each says so in its text.",
+		}, []string{"dialect"}),
 		Recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolproc_recoveries_total", Help: "Overflow recovery attempts, by provider, class (context_overflow, payload_too_large, provider_limit), rung and outcome (per rung tried: recovered, still_overflow, not_ours, replay_failed, same_body: the provider already refused exactly these bytes, no replay; rung=all exhausted; rung=none nothing_to_shrink).",
 		}, []string{"provider", "class", "rung", "outcome"}),
@@ -158,7 +162,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.ActiveStreams, m.Streams, m.Requests, m.Passthrough, m.ToolResults,
 		m.ToolResultBytes, m.BodyBytes, m.UnknownProfile, m.Responses, m.Replays, m.ReplaySeconds, m.Duration,
 		m.Compress, m.CompressBytes, m.CompressCache, m.StoreErrors, m.Expansions, m.Recoveries,
-		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass, m.BuildInfo)
+		m.TierRewrites, m.TierBytes, m.TierStep, m.UsageTokens, m.RemovedTokens, m.UsageAnswers, m.TierCacheWrite, m.Bypass, m.BuildInfo, m.Irrecoverable)
 	b := Build()
 	m.BuildInfo.WithLabelValues(b.Version, b.ShortRevision(), b.GoVersion).Set(1)
 	return m

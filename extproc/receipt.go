@@ -13,7 +13,7 @@ import (
 // ReceiptHeader is set on every answer to a request toolproc processed. It
 // tells the client what was done to the request, compactly:
 //
-//	x-toolproc-receipt: v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; rung=-
+//	x-toolproc-receipt: v1; c=3; cl=1; t=2; rm=12345; refs=4; step=2; irr=0; rung=-
 //
 //	v1    the format version; a new field may be added to v1, a changed
 //	      meaning gets v2
@@ -23,6 +23,9 @@ import (
 //	rm    bytes toolproc took out of the request's tool results
 //	refs  shadow references offered (ids expand_context can open)
 //	step  the tiers' step for this request (0: the tiers did not act)
+//	irr   irrecoverable: tool results cut with no original kept to read
+//	      back (clamped, or summarised where no reference could be
+//	      given); each says so in its text
 //	rung  the overflow-recovery rung whose replay answered, "-" for none
 //
 // The same string is in Envoy's dynamic metadata as toolproc.receipt.
@@ -40,7 +43,9 @@ type Receipt struct {
 	BytesRemoved int
 	References   int
 	Step         int
-	Rung         string // "" when no recovery replay answered
+	// Irrecoverable results lost content with no way back.
+	Irrecoverable int
+	Rung          string // "" when no recovery replay answered
 }
 
 // receiptVersion is the only version this build writes and parses.
@@ -57,7 +62,7 @@ func (r Receipt) String() string {
 	for _, f := range []struct {
 		k string
 		v int
-	}{{"c", r.Compressed}, {"cl", r.Clamped}, {"t", r.Tiered}, {"rm", r.BytesRemoved}, {"refs", r.References}, {"step", r.Step}} {
+	}{{"c", r.Compressed}, {"cl", r.Clamped}, {"t", r.Tiered}, {"rm", r.BytesRemoved}, {"refs", r.References}, {"step", r.Step}, {"irr", r.Irrecoverable}} {
 		b = append(b, "; "...)
 		b = append(b, f.k...)
 		b = append(b, '=')
@@ -107,6 +112,8 @@ func ParseReceipt(s string) (Receipt, error) {
 			r.References = n
 		case "step":
 			r.Step = n
+		case "irr":
+			r.Irrecoverable = n
 		}
 	}
 	return r, nil
@@ -125,6 +132,7 @@ func receiptOf(rep *pipeline.Report) Receipt {
 	if rep == nil {
 		return r
 	}
+	r.Irrecoverable = irrecoverable(rep.Changes)
 	for _, c := range rep.Changes {
 		switch c.Filter {
 		case "compress":
@@ -167,4 +175,29 @@ func (x *exchange) withReceipt(resp *extprocv3.ProcessingResponse) *extprocv3.Pr
 	}
 	cr.HeaderMutation.SetHeaders = append(cr.HeaderMutation.SetHeaders, setHeader(ReceiptHeader, x.receipt().String()))
 	return resp
+}
+
+// irrecoverable counts the results that lost content with no original kept
+// (review round 3, N1: every such cut is marked, in-band and here): those
+// the tiers marked so, and those a clamp cut (the clamp keeps no
+// original) unless compression kept the result's original first.
+func irrecoverable(changes []pipeline.Change) int {
+	referenced := map[int]bool{}
+	for _, c := range changes {
+		if c.Filter == "compress" {
+			referenced[c.Ordinal] = true
+		}
+	}
+	lost := map[int]bool{}
+	for _, c := range changes {
+		switch {
+		case c.Irrecoverable:
+			lost[c.Ordinal] = true
+		case c.Filter == "clamp" || c.Filter == "overflow_clamp" || c.Filter == "overflow_truncate":
+			if !referenced[c.Ordinal] {
+				lost[c.Ordinal] = true
+			}
+		}
+	}
+	return len(lost)
 }

@@ -15,7 +15,7 @@ func TestRequestBodiesReleasedOnceNoReplayCanNeedThem(t *testing.T) {
 			ResponseHeaders: hdrs(":status", "200", "content-type", ct)}}
 	}
 	// A JSON answer to a request without references: nothing is kept.
-	s := testServer(t, "")
+	s := testServer(t, "store: {keyless_references: false}")
 	x := newTestExchange(s)
 	x.handle(reqHeaders("/v1/chat/completions", modeBuffered, modeDuplex))
 	x.handle(reqBody(openAIBody("small result"), true))

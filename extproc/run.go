@@ -50,10 +50,7 @@ func Run(ctx context.Context, cfg *Config, log *slog.Logger, opts ...RunOption) 
 	for _, o := range opts {
 		o(&ro)
 	}
-	if limit := cfg.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
-		log.Info("memory limit set", "bytes", limit)
-	}
+	defer applyMemoryLimits(cfg, log)()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := NewServer(cfg, log, reg)
@@ -162,4 +159,18 @@ func listenGRPC(addr string) (net.Listener, error) {
 		return net.Listen("unix", path)
 	}
 	return net.Listen("tcp", addr)
+}
+
+// applyMemoryLimits sets the Go runtime's soft memory limit from the
+// config, unless GOMEMLIMIT is set, and keeps the heap goal at what is
+// live plus server.heap_headroom_bytes (heap.go), unless GOGC is set. It
+// returns the function that stops the latter.
+func applyMemoryLimits(cfg *Config, log *slog.Logger) (stop func()) {
+	if limit := cfg.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+		if log != nil {
+			log.Info("memory limit set", "bytes", limit)
+		}
+	}
+	return startHeadroomTuner(cfg.Server.HeapHeadroomBytes)
 }

@@ -24,15 +24,31 @@ func openStore(cfg *Config) (shadow.Store, *keySource, error) {
 	switch sc.Type {
 	case "redis":
 		opts := shadow.RedisOptions{
-			Addr:          sc.Redis.Addr,
-			Username:      sc.Redis.Username,
-			DB:            sc.Redis.DB,
-			KeyPrefix:     sc.Redis.KeyPrefix,
-			OriginalTTL:   time.Duration(sc.OriginalTTL),
-			CompressedTTL: time.Duration(sc.CompressedTTL),
-			DialTimeout:   time.Duration(sc.Redis.Timeout),
-			ReadTimeout:   time.Duration(sc.Redis.Timeout),
-			WriteTimeout:  time.Duration(sc.Redis.Timeout),
+			Addr:               sc.Redis.Addr,
+			Addrs:              sc.Redis.Addrs,
+			MasterName:         sc.Redis.MasterName,
+			Cluster:            sc.Redis.Mode == "cluster",
+			UnverifiedMaxBytes: sc.UnverifiedTenantMaxBytes,
+			Username:           sc.Redis.Username,
+			DB:                 sc.Redis.DB,
+			KeyPrefix:          sc.Redis.KeyPrefix,
+			OriginalTTL:        time.Duration(sc.OriginalTTL),
+			CompressedTTL:      time.Duration(sc.CompressedTTL),
+			DialTimeout:        time.Duration(sc.Redis.Timeout),
+			ReadTimeout:        time.Duration(sc.Redis.Timeout),
+			WriteTimeout:       time.Duration(sc.Redis.Timeout),
+		}
+		switch sc.Redis.Mode {
+		case "single":
+			opts.Addrs, opts.MasterName = nil, ""
+			if opts.Addr == "" && len(sc.Redis.Addrs) > 0 {
+				opts.Addr = sc.Redis.Addrs[0]
+			}
+		case "cluster":
+			opts.MasterName = ""
+		}
+		if sc.Redis.SentinelPasswordEnv != "" {
+			opts.SentinelPassword = os.Getenv(sc.Redis.SentinelPasswordEnv)
 		}
 		if sc.Redis.PasswordEnv != "" {
 			opts.Password = os.Getenv(sc.Redis.PasswordEnv)
@@ -47,10 +63,11 @@ func openStore(cfg *Config) (shadow.Store, *keySource, error) {
 		s, redis = r, r
 	default:
 		s = shadow.NewMemory(shadow.MemoryOptions{
-			OriginalTTL:    time.Duration(sc.OriginalTTL),
-			CompressedTTL:  time.Duration(sc.CompressedTTL),
-			MaxBytes:       sc.MaxBytes,
-			TenantMaxBytes: sc.TenantMaxBytes,
+			OriginalTTL:        time.Duration(sc.OriginalTTL),
+			CompressedTTL:      time.Duration(sc.CompressedTTL),
+			MaxBytes:           sc.MaxBytes,
+			TenantMaxBytes:     sc.TenantMaxBytes,
+			UnverifiedMaxBytes: sc.UnverifiedTenantMaxBytes,
 		})
 	}
 	keys := &keySource{cooldown: max(time.Duration(sc.Cooldown), time.Second)}

@@ -297,9 +297,12 @@ func TestE2EEveryDialect(t *testing.T) {
 
 // TestE2EPassThroughByteIdentical: small requests, non-LLM paths and
 // malformed JSON reach the upstream exactly as sent; malformed JSON is
-// counted in /metrics.
+// counted in /metrics. (A caller that can get references is offered
+// expand_context on every request that declares tools; these callers send
+// no key and keyless references are off.)
 func TestE2EPassThroughByteIdentical(t *testing.T) {
-	e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 30})
+	e := newEnv(t, envOpts{reqMode: extprocfilterv3.ProcessingMode_BUFFERED, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 30,
+		config: "store: {keyless_references: false}"})
 	cases := []struct {
 		name, path string
 		body       []byte

@@ -157,9 +157,12 @@ func TestOverflowRecoveryExhausted(t *testing.T) {
 	}{
 		{noCompress, 4, false}, // clamp, compress, truncate: 3 replays
 		{"profiles: {default: {compress: {enabled: false}, recovery: {max_replays: 1}}}", 2, false},
-		// A caller without a credential gets no references: the compress
-		// rung cannot run, the truncate rung cuts without an id.
-		{noCompress, 3, true},
+		// A caller without a credential gets references under a tenant of
+		// its conversation: the same three replays.
+		{noCompress, 4, true},
+		// With keyless references off it gets none: the compress rung
+		// cannot run, the truncate rung cuts without an id.
+		{"store: {keyless_references: false}\n" + noCompress, 3, true},
 	} {
 		for _, mode := range []extprocfilterv3.ProcessingMode_BodySendMode{
 			extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, extprocfilterv3.ProcessingMode_BUFFERED,

@@ -222,7 +222,7 @@ func TestTwoProcessesShareRedis(t *testing.T) {
 		t.Fatalf("tenant b read tenant a's original: %q", c.text)
 	}
 	reqs := up.Requests()
-	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "no original is stored") {
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "is no longer available") {
 		t.Fatalf("tenant b's continuation should carry the not-found answer (%d requests)", len(reqs))
 	}
 

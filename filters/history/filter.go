@@ -127,8 +127,11 @@ func (o Options) budgetFor(model string) (budget, bool) {
 }
 
 // Env is what one request brings: where originals go and whose they are.
-// A nil Store (an anonymous caller, no store) still gets summaries, without
-// the way back.
+// With a nil Store (no store, no deployment secret, a text-only upstream)
+// nothing can be read back, so the tiers act only when the request would
+// not fit the window otherwise, and every summary says that its original
+// cannot be expanded (review round 3, N1: old results were dropped for
+// good to save cost).
 type Env struct {
 	Ctx    context.Context
 	Store  shadow.Store
@@ -161,6 +164,9 @@ type Stats struct {
 	// Urgent: the last step was taken because the request would otherwise
 	// not fit the window, whatever it cost the cache.
 	Urgent bool
+	// Irrecoverable counts the results (summaries and middle-tier ones)
+	// whose original was not kept: their text says so.
+	Irrecoverable int
 }
 
 // Filter is the tiers step for one request (it carries the request's
@@ -229,7 +235,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 		prices = PricesNoCache
 	}
 	middle := make([][]rewrite, len(groups))
-	pl := planner{groups: groups, points: points, b: b, keep: f.opts.KeepRecent, prices: prices, head: head}
+	pl := planner{groups: groups, points: points, b: b, keep: f.opts.KeepRecent, prices: prices, head: head, urgentOnly: !f.canKeep()}
 	if f.opts.MiddleRatio > 1 {
 		pl.middle = func(g int) int {
 			if !groups[g].midKnown {
@@ -262,6 +268,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 			f.keep(rw.kept)
 			f.Stats.BytesCleared += rw.saved
 			f.Stats.Middle++
+			f.countIrrecoverable(rw)
 			changes = append(changes, *rw.change)
 		}
 	}
@@ -272,6 +279,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 			f.Stats.BytesCleared += rw.saved
 			if rw.change != nil {
 				f.Stats.Summarized++
+				f.countIrrecoverable(rw)
 				changes = append(changes, *rw.change)
 			} else {
 				f.Stats.Inputs++
@@ -433,11 +441,29 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 // only on the tenant and the bytes, so the summary is the same on every
 // turn and on every replica.
 func (f *Filter) ref(value string) (id, hint string) {
-	if f.env.Store == nil || f.env.Tenant == "" {
-		return "", ""
+	if !f.canKeep() {
+		return "", notKeptHint
 	}
 	id = f.env.Keys.ID(f.env.Tenant, shadow.ReadOnlyBytes(value))
 	return id, expandHint(f.opts.Tool, id)
+}
+
+// canKeep reports whether this request's originals can be kept for
+// expand_context.
+func (f *Filter) canKeep() bool { return f.env.Store != nil && f.env.Tenant != "" }
+
+// countIrrecoverable counts, and marks in its change, a rewritten result
+// none of whose originals was kept.
+func (f *Filter) countIrrecoverable(rw rewrite) {
+	for _, k := range rw.kept {
+		if k.id != "" {
+			return
+		}
+	}
+	f.Stats.Irrecoverable++
+	if rw.change != nil {
+		rw.change.Irrecoverable = true
+	}
 }
 
 // keep stores the originals the request's summaries point to, touching

@@ -208,11 +208,12 @@ func TestCacheStableBetweenSteps(t *testing.T) {
 	for _, flatten := range []string{FlattenOff, FlattenOld} {
 		t.Run("flatten="+flatten, func(t *testing.T) {
 			opts := Options{TriggerTokens: 30000, TargetTokens: 17500, Flatten: flatten, CostModel: CostNone}
+			store := shadow.NewMemory(shadow.MemoryOptions{})
 			var prev []byte
 			prevStep, steps, flattened := 0, 0, 0
 			for n := 1; n <= len(outs); n++ {
 				body := wiretest.Request(wire.OpenAIChat, outs[:n]...)
-				out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{})
+				out, f := runTiers(t, wire.OpenAIChat, body, opts, Env{Store: store, Tenant: "t1"})
 				if prev != nil && f.Stats.Step == prevStep {
 					// Everything before the closing of the message list is kept.
 					cut := bytes.LastIndex(prev, []byte(`],"tools"`))
@@ -250,7 +251,7 @@ func TestOldInputsSummarised(t *testing.T) {
 			fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"File created successfully at: /src/f%d.py"}]}`, i, i))
 	}
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"tools":[{"name":"Write","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"write files"},` + strings.Join(msgs, ",") + `]}`)
-	out, f := runTiers(t, wire.Anthropic, body, Options{TriggerTokens: len(body) / 8, TargetTokens: len(body) / 40, CostModel: CostNone}, Env{})
+	out, f := runTiers(t, wire.Anthropic, body, Options{TriggerTokens: len(body) / 8, TargetTokens: len(body) / 40, CostModel: CostNone}, Env{Store: shadow.NewMemory(shadow.MemoryOptions{}), Tenant: "t1"})
 	if f.Stats.Inputs == 0 {
 		t.Fatalf("no input summarised: %+v", f.Stats)
 	}
@@ -258,7 +259,7 @@ func TestOldInputsSummarised(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := wire.Parse(wire.Anthropic, out)
-	if !strings.Contains(c.Calls[0].Args, `"file_path":"/src/f0.py","content":"[Earlier: content of 200 lines, 4,600 bytes]"`) {
+	if !strings.Contains(c.Calls[0].Args, `"file_path":"/src/f0.py","content":"[Earlier: content of 200 lines, 4,600 bytes; expand_context {\"id\":\"sh_`) {
 		t.Errorf("old input: %s", c.Calls[0].Args)
 	}
 	if last := c.Calls[len(c.Calls)-1].Args; strings.Contains(last, Prefix) {

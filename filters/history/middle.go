@@ -74,7 +74,7 @@ func (f *Filter) middleGroup(c *wire.Conversation, g *group) []rewrite {
 				return
 			}
 			id, _ := f.ref(text)
-			s := body
+			s := NotKeptMarker + body
 			if id != "" {
 				s = shadow.Reference(id, len(text), f.opts.Tool) + body
 			}

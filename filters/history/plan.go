@@ -104,6 +104,10 @@ type planner struct {
 	// middle returns group g's middle-tier saving (computing it on first
 	// use); nil turns the middle tier off.
 	middle func(g int) int
+	// urgentOnly: steps only where the request would not fit the window
+	// otherwise (the originals cannot be kept, so a step to save cost
+	// would lose content for good).
+	urgentOnly bool
 }
 
 // plan runs the replay. A step is considered when the rewritten request
@@ -150,7 +154,7 @@ func (pl planner) plan() plan {
 		}
 		cur := pt.size - saved[p.cut] - curMid
 		urgent := b.hard > 0 && cur > b.hard
-		if !urgent && (cur <= next || i == lastStep+1) {
+		if !urgent && (pl.urgentOnly || cur <= next || i == lastStep+1) {
 			continue
 		}
 		// Summaries, keeping keep results whole.

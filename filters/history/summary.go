@@ -24,6 +24,14 @@ const (
 // knows the content is gone from view and how to get it back.
 const Prefix = "[Earlier: "
 
+// notKeptHint ends a summary whose original was not kept (the request
+// could not get references): the model, and whoever reads the request,
+// must know the rest is gone for good.
+const notKeptHint = "; original not kept, cannot be expanded"
+
+// NotKeptMarker starts a middle-tier result whose original was not kept.
+const NotKeptMarker = "[toolproc: shortened; the original was not kept and cannot be expanded]\n"
+
 // expandHint is the reference a summary carries when the original was kept:
 // the expand tool's call, ready to copy.
 func expandHint(tool, id string) string {

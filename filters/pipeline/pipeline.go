@@ -30,6 +30,9 @@ type Change struct {
 	LinesBefore int
 	LinesAfter  int
 	Detail      string // short, content-free description for logs
+	// Irrecoverable: content was removed and no original was kept to
+	// read it back (the text says so in-band).
+	Irrecoverable bool
 }
 
 // Report summarises one run.

@@ -85,3 +85,16 @@ func (b *Breaker) Touch(ctx context.Context, tenant string, kind Kind, key strin
 
 // Close implements Store.
 func (b *Breaker) Close() error { return b.store.Close() }
+
+// Verify implements Verifier; a store that does not tell tenants apart
+// has nothing to record.
+func (b *Breaker) Verify(ctx context.Context, tenant string) error {
+	v, ok := b.store.(Verifier)
+	if !ok {
+		return nil
+	}
+	return b.do(ctx, func() error { return v.Verify(ctx, tenant) })
+}
+
+// Unwrap returns the store behind the breaker.
+func (b *Breaker) Unwrap() Store { return b.store }

@@ -12,9 +12,14 @@ import (
 
 // Anonymous is the tenant of requests that carry no credential, or only a
 // placeholder one (see placeholderCredentials). Every such caller would
-// share it, so toolproc gives them no references at all (review finding 2):
-// their results are clamped, never stored.
+// share it, so no original is ever stored under it (review finding 2):
+// such callers get a tenant of their conversation instead
+// (Keyring.ConversationTenant), or no references.
 const Anonymous = "anonymous"
+
+// ConversationTenantPrefix starts the tenants ConversationTenant derives,
+// so they never meet a credential's.
+const ConversationTenantPrefix = "conv-"
 
 // IDPrefix starts every shadow id.
 const IDPrefix = "sh_"
@@ -83,6 +88,23 @@ func (k Keyring) Tenant(headers map[string]string, configured string) string {
 		return k.tenantHash("?key", key)
 	}
 	return Anonymous
+}
+
+// ConversationTenant is the tenant of a caller that sent no credential,
+// derived from the conversation itself: an HMAC under the deployment
+// secret of its scope (wire.Conversation.Scope: the system prompt and the
+// messages up to the user's first). Every request of the conversation
+// carries the same scope, so its references resolve on every turn; another
+// conversation gets another tenant. Reading an original needs both the
+// scope and the original's id, which is an HMAC of the original's bytes:
+// whoever can start a conversation with the same prefix reaches, through
+// the ids toolproc gives it, only the results it sent itself
+// (docs/security.md, "Callers without a credential"). Empty scope: "".
+func (k Keyring) ConversationTenant(scope []byte) string {
+	if len(scope) == 0 {
+		return ""
+	}
+	return ConversationTenantPrefix + k.tenantHash("conversation", string(scope))
 }
 
 // SigV4AccessKey returns the access key id of an AWS Signature Version 4

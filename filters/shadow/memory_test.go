@@ -31,9 +31,10 @@ func TestMemoryStoreRealClock(t *testing.T) {
 	testStore(t, m, storeEnv{})
 }
 
-// Each entry in the LRU tests is exactly 100 accounted bytes:
-// tenant "t" (1) + "original" (8) + key "kN" (2) + value (89).
-const lruEntry = 100
+// Each entry in the LRU tests is exactly 400 accounted bytes:
+// tenant "t" (1) + "original" (8) + key "kN" (2) + value (133) +
+// EntryOverhead (256).
+const lruEntry = 400
 
 func TestMemoryLRU(t *testing.T) {
 	type op struct {
@@ -51,22 +52,23 @@ func TestMemoryLRU(t *testing.T) {
 		present   []string
 		evictions uint64
 	}{
-		{"under cap keeps all", 300, []op{put("k1"), put("k2"), put("k3")}, []string{"k1", "k2", "k3"}, 0},
-		{"overflow evicts least recently put", 300, []op{put("k1"), put("k2"), put("k3"), put("k4")}, []string{"k2", "k3", "k4"}, 1},
-		{"get refreshes", 300, []op{put("k1"), put("k2"), put("k3"), get("k1"), put("k4")}, []string{"k1", "k3", "k4"}, 1},
-		{"missed get changes nothing", 300, []op{put("k1"), put("k2"), put("k3"), get("k9"), put("k4")}, []string{"k2", "k3", "k4"}, 1},
-		{"put refreshes", 300, []op{put("k1"), put("k2"), put("k3"), put("k1"), put("k4")}, []string{"k1", "k3", "k4"}, 1},
-		{"big entry evicts several", 300, []op{put("k1"), put("k2"), put("k3"), putN("k4", 250)}, []string{"k4"}, 3},
-		{"entry exactly the cap", 300, []op{put("k1"), putN("k2", 300)}, []string{"k2"}, 1},
-		{"too large rejected, others kept", 300, []op{put("k1"), putN("k2", 301)}, []string{"k1"}, 0},
-		{"growing overwrite evicts others", 300, []op{put("k1"), put("k2"), put("k3"), get("k1"), putN("k1", 200)}, []string{"k1", "k3"}, 1},
-		{"shrinking overwrite frees room", 300, []op{put("k1"), putN("k2", 200), putN("k2", 100), put("k3")}, []string{"k1", "k2", "k3"}, 0},
+		{"under cap keeps all", 1200, []op{put("k1"), put("k2"), put("k3")}, []string{"k1", "k2", "k3"}, 0},
+		{"overflow evicts least recently put", 1200, []op{put("k1"), put("k2"), put("k3"), put("k4")}, []string{"k2", "k3", "k4"}, 1},
+		{"get refreshes", 1200, []op{put("k1"), put("k2"), put("k3"), get("k1"), put("k4")}, []string{"k1", "k3", "k4"}, 1},
+		{"missed get changes nothing", 1200, []op{put("k1"), put("k2"), put("k3"), get("k9"), put("k4")}, []string{"k2", "k3", "k4"}, 1},
+		{"put refreshes", 1200, []op{put("k1"), put("k2"), put("k3"), put("k1"), put("k4")}, []string{"k1", "k3", "k4"}, 1},
+		{"big entry evicts several", 1200, []op{put("k1"), put("k2"), put("k3"), putN("k4", 1000)}, []string{"k4"}, 3},
+		{"entry exactly the cap", 1200, []op{put("k1"), putN("k2", 1200)}, []string{"k2"}, 1},
+		{"too large rejected, others kept", 1200, []op{put("k1"), putN("k2", 1201)}, []string{"k1"}, 0},
+		{"growing overwrite evicts others", 1200, []op{put("k1"), put("k2"), put("k3"), get("k1"), putN("k1", 800)}, []string{"k1", "k3"}, 1},
+		{"shrinking overwrite frees room", 1200, []op{put("k1"), putN("k2", 800), putN("k2", 400), put("k3")}, []string{"k1", "k2", "k3"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			m := NewMemory(MemoryOptions{MaxBytes: tt.maxBytes})
+			m := NewMemory(MemoryOptions{MaxBytes: tt.maxBytes, UnverifiedMaxBytes: tt.maxBytes})
 			defer m.Close()
+			_ = m.Verify(ctx, "t")
 			sizes := map[string]int{}
 			for _, o := range tt.ops {
 				if o.get {
@@ -77,7 +79,7 @@ func TestMemoryLRU(t *testing.T) {
 				if size == 0 {
 					size = lruEntry
 				}
-				err := m.Put(ctx, "t", Original, o.key, bytes.Repeat([]byte{'v'}, size-11))
+				err := m.Put(ctx, "t", Original, o.key, bytes.Repeat([]byte{'v'}, size-11-EntryOverhead))
 				if int64(size) > tt.maxBytes {
 					if !errors.Is(err, ErrTooLarge) {
 						t.Fatalf("Put of %d bytes: %v, want ErrTooLarge", size, err)
@@ -116,6 +118,9 @@ func TestMemoryByteCapAcrossTenantsAndKinds(t *testing.T) {
 	const maxBytes = 64 << 10
 	m := NewMemory(MemoryOptions{MaxBytes: maxBytes})
 	defer m.Close()
+	for _, tn := range testTenants[:2] {
+		_ = m.Verify(ctx, tn)
+	}
 	v := bytes.Repeat([]byte{'x'}, 1000)
 	for i := range 500 {
 		tenant := testTenants[i%2]
@@ -347,6 +352,7 @@ func TestMemoryTenantQuota(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory(MemoryOptions{MaxBytes: 64 << 20, TenantMaxBytes: 16 << 20})
 	a, b := testTenants[0], testTenants[1]
+	_, _ = m.Verify(ctx, a), m.Verify(ctx, b)
 	idA := ID(a, []byte("a's secret original"))
 	if err := m.Put(ctx, a, Original, idA, make([]byte, 1<<20)); err != nil {
 		t.Fatal(err)

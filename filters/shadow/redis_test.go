@@ -21,6 +21,11 @@ func newTestRedis(t testing.TB, opts RedisOptions) *Redis {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
+	// The store suite is about verified tenants (full TTLs, no share
+	// limit); unverified ones have tests of their own.
+	for _, tn := range testTenants {
+		_ = r.Verify(context.Background(), tn)
+	}
 	return r
 }
 
@@ -40,7 +45,7 @@ func TestRedisStore(t *testing.T) {
 		originalTTL:   DefaultOriginalTTL,
 		compressedTTL: DefaultCompressedTTL,
 		ttlOf: func(t *testing.T, tenant string, kind Kind, key string) time.Duration {
-			d, err := raw.PTTL(context.Background(), "toolproc:"+tenant+":"+string(kind)+":"+key).Result()
+			d, err := raw.PTTL(context.Background(), "toolproc:{"+tenant+"}:"+string(kind)+":"+key).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,9 +79,9 @@ func TestRedisKeyFormat(t *testing.T) {
 		wantKey string
 		ttl     time.Duration
 	}{
-		{"default prefix original", "", Original, "toolproc:" + tenant + ":original:" + id, DefaultOriginalTTL},
-		{"default prefix compressed", "", Compressed, "toolproc:" + tenant + ":compressed:" + id, DefaultCompressedTTL},
-		{"custom prefix", "prod:tp:", Original, "prod:tp:" + tenant + ":original:" + id, DefaultOriginalTTL},
+		{"default prefix original", "", Original, "toolproc:{" + tenant + "}:original:" + id, DefaultOriginalTTL},
+		{"default prefix compressed", "", Compressed, "toolproc:{" + tenant + "}:compressed:" + id, DefaultCompressedTTL},
+		{"custom prefix", "prod:tp:", Original, "prod:tp:{" + tenant + "}:original:" + id, DefaultOriginalTTL},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +120,7 @@ func TestRedisTouchRestartsTTL(t *testing.T) {
 		ttl  time.Duration
 	}{{Original, time.Hour}, {Compressed, 2 * time.Hour}} {
 		key := ID(testTenants[0], []byte("touch"))
-		full := "toolproc:" + testTenants[0] + ":" + string(tt.kind) + ":" + key
+		full := "toolproc:{" + testTenants[0] + "}:" + string(tt.kind) + ":" + key
 		if err := r.Put(ctx, testTenants[0], tt.kind, key, []byte("v")); err != nil {
 			t.Fatal(err)
 		}

@@ -120,3 +120,12 @@ func orDefault(v, d time.Duration) time.Duration {
 	}
 	return v
 }
+
+// Verifier is implemented by stores that give tenants the provider has
+// accepted a larger share than the others (Memory, Redis): a tenant is
+// whatever credential a client sends, and originals are stored before the
+// provider has checked it. Verify is called when an answer for the tenant
+// came back 2xx.
+type Verifier interface {
+	Verify(ctx context.Context, tenant string) error
+}

@@ -25,6 +25,8 @@ type Server struct {
 	bin  string
 	dir  string
 	port int
+	args []string // more redis-server arguments (cluster mode)
+	conf string   // a config file to start with (a Sentinel's)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -39,18 +41,37 @@ type Server struct {
 // not a passed one, so there it fails, naming the command to run.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
+	return start(tb, nil, freePort)
+}
+
+// lookPath finds a Redis binary, or skips (fails under CI) without it.
+func lookPath(tb testing.TB, name string) string {
+	tb.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") == "true" || os.Getenv("TOOLPROC_REQUIRE_REDIS") == "1" {
-			tb.Fatal("redis-server not installed: apt-get install -y redis-server")
+			tb.Fatalf("%s not installed: apt-get install -y redis-server", name)
 		}
-		tb.Skip("redis-server not installed (apt-get install -y redis-server)")
+		tb.Skipf("%s not installed (apt-get install -y redis-server)", name)
 	}
-	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), out: &syncBuffer{}}
+	return bin
+}
+
+func start(tb testing.TB, args []string, port func() (int, error)) *Server {
+	tb.Helper()
+	return startWith(tb, "", args, port)
+}
+
+// startWith starts redis-server with a config file first (conf may be
+// empty) and args after the defaults.
+func startWith(tb testing.TB, conf string, args []string, port func() (int, error)) *Server {
+	tb.Helper()
+	bin := lookPath(tb, "redis-server")
+	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), out: &syncBuffer{}, args: args, conf: conf}
 	tb.Cleanup(s.cleanup)
 	// A free port can be taken between probing and binding; try a few.
 	for attempt := 0; ; attempt++ {
-		port, err := freePort()
+		port, err := port()
 		if err != nil {
 			tb.Fatalf("redistest: find a free port: %v", err)
 		}
@@ -100,14 +121,19 @@ func (s *Server) Restart() {
 }
 
 func (s *Server) startLocked() error {
-	cmd := exec.Command(s.bin,
+	var first []string
+	if s.conf != "" {
+		first = []string{s.conf}
+	}
+	cmd := exec.Command(s.bin, append(first,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
 		"--dir", s.dir,
 		"--daemonize", "no",
-	)
+	)...)
+	cmd.Args = append(cmd.Args, s.args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = s.out
 	cmd.Stderr = s.out
