@@ -41,7 +41,8 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	for i, l := range p.allViews() {
-		if test {
+		s := scanLine(l)
+		if test && (s.startsWith('=') || s.startsWith('<')) {
 			if title := ruleTitle(l, '='); title != "" {
 				inPasses = title == "PASSES"
 			}
@@ -68,23 +69,23 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		switch {
 		case l == "":
 			continue
-		case looksLikeMarker(l):
+		case s.startsWith('[') && looksLikeMarker(l):
 			p.set(i, tierCritical, 0, catOut)
-		case test && isSummaryLine(l):
+		case test && s.mayBeSummary() && isSummaryLine(l):
 			p.set(i, tierCritical, 0, catOut)
 			if seenMust.add(fnv64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
 			}
-		case test && isFailingTest(l):
+		case test && s.mayBeFailingTest() && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
 			if seenMust.add(fnv64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
-		case isChainNotice(l):
+		case s.mayBeChainNotice() && isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
-		case !test && isExitNotice(strings.TrimSpace(l)):
+		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
-		case isErrorLine(l) || logKind && isLogError(l):
+		case isErrorLineIn(l, s.bits) || logKind && isLogError(l):
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {
 					// Each traceback's header frames its block.
@@ -95,7 +96,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			} else {
 				p.set(i, tierCritical, 2, catOut)
 			}
-		case test && isPassingTest(l):
+		case test && s.mayBePassingTest(l) && isPassingTest(l):
 			if strings.HasPrefix(l, "SKIPPED") && location(l) != "" {
 				// "SKIPPED [1] tests/x.py:12: needs pint": why, and where.
 				p.set(i, tierFill, 1, catPass)
@@ -111,7 +112,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		case test && isProgressLine(l):
 			p.set(i, tierNoise, 0, catPass)
 		default:
-			if loc, ok := locationHash(l); ok {
+			if loc, ok := locationHashIn(l, s.bits); ok {
 				if !seenLoc.add(loc) {
 					p.set(i, tierHigh, 0, catOut)
 				}

@@ -372,7 +372,11 @@ func isSectionEnd(l string) bool {
 
 // isErrorLine matches error lines: exception lines, tracebacks, pytest "E"
 // lines, panics, fatal errors, compiler errors, failing exits.
-func isErrorLine(l string) bool {
+func isErrorLine(l string) bool { return isErrorLineIn(l, allBits) }
+
+// isErrorLineIn is isErrorLine for a line whose bytes m holds (see
+// scanLine): each substring search runs only when its bytes occur.
+func isErrorLineIn(l string, m lineBits) bool {
 	if len(l) == 0 {
 		return false
 	}
@@ -386,16 +390,17 @@ func isErrorLine(l string) bool {
 	if len(t) > 2000 {
 		t = t[:2000]
 	}
-	if strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
+	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
 		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
-		strings.Contains(t, "Segmentation fault") || strings.Contains(t, "core dumped") ||
-		strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+		m.has('S') && strings.Contains(t, "Segmentation fault") ||
+		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
+		m.has('k') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
 		return true
 	}
-	if hasErrorWord(t) || strings.HasPrefix(t, "error ") {
+	if (m.has(':') || m.has('[')) && hasErrorWord(t) || strings.HasPrefix(t, "error ") {
 		return true
 	}
-	return hasExceptionToken(t, true)
+	return m.has('E') && hasExceptionToken(t, true)
 }
 
 // hasErrorWord reports whether t holds "error:", "Error:", "ERROR:" or
@@ -521,24 +526,37 @@ func location(l string) string {
 }
 
 // locationParts is location in its two parts, without building the string.
-func locationParts(l string) (path, line string) {
+func locationParts(l string) (path, line string) { return locationPartsIn(l, allBits) }
+
+// locationPartsIn is locationParts for a line whose bytes m holds.
+func locationPartsIn(l string, m lineBits) (path, line string) {
 	if len(l) > 4000 {
 		l = l[:4000]
 	}
-	if i := strings.Index(l, "File \""); i >= 0 {
-		rest := l[i+6:]
-		if q := strings.IndexByte(rest, '"'); q > 0 {
-			after := rest[q+1:]
-			if strings.HasPrefix(after, ", line ") {
-				d := digits(after[7:])
-				if d > 0 {
-					return rest[:q], after[7 : 7+d]
+	if m.has('"') && m.has('F') {
+		if i := strings.Index(l, "File \""); i >= 0 {
+			rest := l[i+6:]
+			if q := strings.IndexByte(rest, '"'); q > 0 {
+				after := rest[q+1:]
+				if strings.HasPrefix(after, ", line ") {
+					d := digits(after[7:])
+					if d > 0 {
+						return rest[:q], after[7 : 7+d]
+					}
 				}
 			}
 		}
 	}
+	if !m.has(':') || !m.has('0') {
+		return "", ""
+	}
 	for i := 0; i < len(l); i++ {
-		if l[i] != ':' || i+1 >= len(l) || !isDigit(l[i+1]) {
+		if k := strings.IndexByte(l[i:], ':'); k < 0 {
+			break
+		} else {
+			i += k
+		}
+		if i+1 >= len(l) || !isDigit(l[i+1]) {
 			continue
 		}
 		start := i
@@ -560,8 +578,11 @@ func locationParts(l string) (path, line string) {
 
 // locationHash is the hash of location(l), without building it; ok is false
 // when l names no location.
-func locationHash(l string) (h uint64, ok bool) {
-	path, line := locationParts(l)
+func locationHash(l string) (h uint64, ok bool) { return locationHashIn(l, allBits) }
+
+// locationHashIn is locationHash for a line whose bytes m holds.
+func locationHashIn(l string, m lineBits) (h uint64, ok bool) {
+	path, line := locationPartsIn(l, m)
 	if path == "" && line == "" {
 		return 0, false
 	}

@@ -1,0 +1,74 @@
+package compress
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkGates fails when a gate of lineScan says a line cannot match a
+// predicate that matches it: the gates must be necessary conditions.
+func checkGates(t *testing.T, l string) {
+	t.Helper()
+	s := scanLine(l)
+	for _, g := range []struct {
+		name       string
+		gate, pred bool
+	}{
+		{"summary", s.mayBeSummary(), isSummaryLine(l)},
+		{"exit notice", s.mayBeExitNotice(), isExitNotice(strings.TrimSpace(l))},
+		{"failing test", s.mayBeFailingTest(), isFailingTest(l)},
+		{"passing test", s.mayBePassingTest(l), isPassingTest(l)},
+		{"error line", isErrorLineIn(l, s.bits), isErrorLine(l)},
+		{"chain notice", s.mayBeChainNotice(), isChainNotice(l)},
+		{"rule title", s.startsWith('='), ruleTitle(l, '=') != ""},
+		{"xml", s.startsWith('<'), xmlTestClass(l) != xmlNone},
+		{"marker", s.startsWith('['), looksLikeMarker(l)},
+	} {
+		if g.pred && !g.gate {
+			t.Errorf("%s gate rejects %q", g.name, l)
+		}
+	}
+	p1, l1 := locationParts(l)
+	if p2, l2 := locationPartsIn(l, s.bits); p1 != p2 || l1 != l2 {
+		t.Errorf("locationPartsIn(%q) = %q, %q; want %q, %q", l, p2, l2, p1, l1)
+	}
+}
+
+// TestLineGates runs every gate on every line of the samples and on the
+// forms the predicates name.
+func TestLineGates(t *testing.T) {
+	lines := []string{
+		"E   assert 1 == 2", "FAILED tests/a.py::t - x", "Traceback (most recent call last):",
+		"Segmentation fault (core dumped)", "thread 'main' panicked at src/x.rs:1:2", "error[E0308]: x",
+		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
+		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
+		"make: *** [x] Error 2", "3 examples, 1 failure", "test_x ... ok", "x ... skipped 'no'",
+		"tests/a.py::t PASSED [ 50%]", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
+		"\rFAILED x", "\u00a0FAILED x", "✕ sums", "<testcase name=\"x\"/>", "[... 3 lines omitted ...]",
+		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
+	}
+	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		lines = append(lines, strings.Split(string(b), "\n")...)
+		return nil
+	})
+	for _, l := range lines {
+		checkGates(t, l)
+	}
+}
+
+func FuzzLineGates(f *testing.F) {
+	f.Add("FAILED tests/a.py::t - x")
+	f.Add("Traceback (most recent call last):")
+	f.Fuzz(func(t *testing.T, l string) {
+		if !strings.Contains(l, "\n") {
+			checkGates(t, l)
+		}
+	})
+}

@@ -1,0 +1,159 @@
+package compress
+
+import "strings"
+
+// One pass per line (issue 23, item 4). The diagnostic classifier asks
+// about thirty questions of every line, most of them substring searches
+// that fail. scanLine reads the line's bytes once, noting which letters
+// and marks occur and where the text starts and ends; each may… gate below
+// answers from that alone whether its predicate can hold, and the
+// predicate runs only when it can. The gates are necessary conditions,
+// never sufficient ones, so what the predicates decide is unchanged: a
+// gate that says "maybe" costs a predicate call, a gate that says "no"
+// wrongly would change the output, and TestLineGates checks each gate
+// against its predicate on every line of the samples.
+
+// lineBits is a set of bytes seen in a line: every letter, any digit, ten
+// marks the predicates look for, and bitOdd for a byte that makes the
+// trimmed bounds unreliable (a non-ASCII byte, which may be a Unicode
+// space, or \r, \v, \f, which strings.TrimSpace and trimRight trim
+// differently). Other bytes are not tracked: has reports them present.
+type lineBits uint64
+
+const bitOdd lineBits = 1 << 63
+
+// allBits is the set of a line not scanned: every byte may occur.
+const allBits = ^lineBits(0)
+
+var byteBits = func() (t [256]lineBits) {
+	bit := 0
+	next := func() lineBits { b := lineBits(1) << bit; bit++; return b }
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = next()
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = next()
+	}
+	digit := next()
+	for c := '0'; c <= '9'; c++ {
+		t[c] = digit
+	}
+	for _, c := range []byte(`:[("%,<!=_`) {
+		t[c] = next()
+	}
+	for c := 0x80; c < 256; c++ {
+		t[c] = bitOdd
+	}
+	t['\r'], t['\v'], t['\f'] = bitOdd, bitOdd, bitOdd
+	return t
+}()
+
+// has reports whether c may occur in the line: false only when c is
+// tracked and absent.
+func (m lineBits) has(c byte) bool {
+	b := byteBits[c]
+	return b == 0 || b == bitOdd || m&b != 0
+}
+
+// lineScan is what scanLine learns of a line.
+type lineScan struct {
+	bits lineBits
+	// t is the line without leading and trailing spaces and tabs. When
+	// plain, it is also strings.TrimSpace of the line and trimLeft's
+	// result starts where t does.
+	t     string
+	plain bool
+}
+
+func scanLine(l string) lineScan {
+	var m lineBits
+	for i := 0; i < len(l); i++ {
+		m |= byteBits[l[i]]
+	}
+	return lineScan{bits: m, t: trimRight(trimLeft(l)), plain: m&bitOdd == 0}
+}
+
+// first and last are the first and last bytes of the trimmed line, 0 when
+// it is empty.
+func (s lineScan) first() byte {
+	if s.t == "" {
+		return 0
+	}
+	return s.t[0]
+}
+
+func (s lineScan) last() byte {
+	if s.t == "" {
+		return 0
+	}
+	return s.t[len(s.t)-1]
+}
+
+// startsWith reports whether the trimmed line may start with c: always
+// when the line is not plain.
+func (s lineScan) startsWith(c byte) bool { return !s.plain || s.first() == c }
+
+// byteSet is a set of bytes, for the gates' first- and last-byte tests.
+type byteSet [256]bool
+
+func setOf(bs string) (set byteSet) {
+	for i := 0; i < len(bs); i++ {
+		set[bs[i]] = true
+	}
+	return set
+}
+
+// mayBeSummary gates isSummaryLine.
+func (s lineScan) mayBeSummary() bool {
+	if !s.plain {
+		return true
+	}
+	if s.t == "" {
+		return false
+	}
+	if c := s.t[0]; c == '=' || c == '!' || summaryStart[c] {
+		return true
+	}
+	return s.bits.has('x') && s.bits.has(',') || s.mayBeExitNotice()
+}
+
+// mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)).
+func (s lineScan) mayBeExitNotice() bool {
+	return !s.plain || s.first() == 'm' || s.bits.has('x') || s.bits.has('X')
+}
+
+// failFirst and failLast are the bytes a line isFailingTest accepts can
+// start (trimmed) or end with; passFirst and passLast the same for
+// isPassingTest.
+var (
+	failFirst = setOf("FE-rt_0123456789")
+	failLast  = setOf("LRD")
+	passFirst = setOf("PSX-=tA?")
+	passLast  = setOf("kdeDL")
+)
+
+// mayBeFailingTest gates isFailingTest. A pytest progress column ("[ 42%]")
+// moves the end the predicate reads, so such lines always pass.
+func (s lineScan) mayBeFailingTest() bool {
+	if !s.plain || strings.HasSuffix(s.t, "%]") {
+		return true
+	}
+	return s.t != "" && (failFirst[s.t[0]] || failLast[s.t[len(s.t)-1]])
+}
+
+// mayBePassingTest gates isPassingTest.
+func (s lineScan) mayBePassingTest(l string) bool {
+	if !s.plain || strings.HasSuffix(s.t, "%]") {
+		return true
+	}
+	if s.t == "" {
+		return false
+	}
+	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] || strings.Contains(l, " ... skipped ")
+}
+
+// chainFirst are the first bytes of isChainNotice's lines.
+var chainFirst = setOf("TDCS")
+
+// mayBeChainNotice gates isChainNotice.
+func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.first()] }
