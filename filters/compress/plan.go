@@ -545,25 +545,7 @@ func (p *plan) gapDelta(i int) int {
 func (p *plan) selectGreedy() {
 	// Noise (passing tests, shell traces) is never chosen to fill the
 	// budget: when everything else fits, a shorter output is better.
-	order := make([]int32, 0, p.n)
-	for i, c := range p.cls {
-		if c.tier < tierNoise {
-			order = append(order, int32(i))
-		}
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		ca, cb := p.cls[a], p.cls[b]
-		if ca.tier != cb.tier {
-			return int(ca.tier) - int(cb.tier)
-		}
-		if ca.rank != cb.rank {
-			if ca.rank < cb.rank {
-				return -1
-			}
-			return 1
-		}
-		return int(a - b)
-	})
+	order := p.selectionOrder()
 	p.planMustCut()
 	used := p.markCost
 	if p.preface != "" {
@@ -572,9 +554,9 @@ func (p *plan) selectGreedy() {
 	misses := 0
 	limit := p.critCap
 	reserve := p.locationListReserve()
-	for k, i32 := range order {
-		i := int(i32)
-		if p.cls[i].tier != tierCritical && (k == 0 || p.cls[order[k-1]].tier == tierCritical) {
+	for k, key := range order {
+		i := int(uint32(key))
+		if p.cls[i].tier != tierCritical && (k == 0 || p.cls[uint32(order[k-1])].tier == tierCritical) {
 			// The critical lines are in: the rest gets the aim, or a
 			// quarter of it beyond the critical lines when they took more.
 			limit = max(p.budget, used+p.budget/4) - reserve
@@ -600,6 +582,35 @@ func (p *plan) selectGreedy() {
 	// where the next read goes (tuned on the tuning set, issue 23).
 	p.listLeft = max(p.budget-used, reserve)
 	p.fillSmallGaps()
+}
+
+// selectionOrder lists the lines below tierNoise in (tier, rank, index)
+// order, each as its rank (sign bit flipped, so unsigned order is signed
+// order) over its index: grouped by tier in one counting pass, each tier
+// sorted as plain integers, which is several times faster than sorting
+// indices with a comparison function that reads the classes (issue 23).
+func (p *plan) selectionOrder() []uint64 {
+	var count [tierNoise + 1]int
+	for _, c := range p.cls {
+		if c.tier < tierNoise {
+			count[c.tier+1]++
+		}
+	}
+	for t := 1; t <= int(tierNoise); t++ {
+		count[t] += count[t-1]
+	}
+	order := make([]uint64, count[tierNoise])
+	next := count
+	for i, c := range p.cls {
+		if c.tier < tierNoise {
+			order[next[c.tier]] = uint64(uint32(c.rank)^1<<31)<<32 | uint64(uint32(i))
+			next[c.tier]++
+		}
+	}
+	for t := range tierNoise {
+		slices.Sort(order[count[t]:count[t+1]])
+	}
+	return order
 }
 
 // locationListReserve is the part of the budget kept back for the
