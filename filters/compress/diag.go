@@ -38,10 +38,12 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	seenErr := newSeenSet(len(p.body))
 	seenLoc := newSeenSet(len(p.body))
 	seenMust := newSeenSet(len(p.body))
+	p.scanned = true
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	for i, l := range p.allViews() {
 		s := scanLine(l)
+		p.cls[i].feat = s.features(l)
 		if test && (s.startsWith('=') || s.startsWith('<')) {
 			if title := ruleTitle(l, '='); title != "" {
 				inPasses = title == "PASSES"
@@ -146,6 +148,8 @@ func classifyDiagnostic(p *plan, kind Kind) {
 // first one told again), and the first pytest "E" line of each failure
 // report (what that test asserted). A run of many failures of one kind
 // costs one line; a run of many kinds is what an agent must be told of.
+//
+// It reads the features classifyDiagnostic's scan set.
 func rankErrorsFromBothEnds(p *plan) {
 	var errs []int32
 	for i, c := range p.cls {
@@ -160,7 +164,7 @@ func rankErrorsFromBothEnds(p *plan) {
 	for k, i32 := range errs {
 		i := int(i32)
 		for ; next < i; next++ {
-			if l := p.viewLine(next); len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+			if p.cls[next].feat&featReportHeader != 0 {
 				sec++
 			}
 		}
@@ -208,15 +212,16 @@ func isProgressLine(l string) bool {
 // the next header or banner) to tierContext, ranked by distance from the
 // nearer end of its section, so the budget goes to the start and end of
 // every report before the middle of any; earlier reports first on ties.
+// It reads the features classifyDiagnostic's scan set.
 func rankSections(p *plan) {
 	n := p.n
 	sec := 0
 	for i := 0; i < n; i++ {
-		if !isSectionStart(p.viewLine(i)) || p.cls[i].tier == tierNoise {
+		if p.cls[i].feat&featSectionStart == 0 || p.cls[i].tier == tierNoise {
 			continue
 		}
 		j := i + 1
-		for j < n && !isSectionStart(p.viewLine(j)) && !isSectionEnd(p.viewLine(j)) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
+		for j < n && p.cls[j].feat&(featSectionStart|featSectionEnd) == 0 && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
 			j++
 		}
 		for k := i + 1; k < j; k++ {
@@ -237,6 +242,9 @@ func rankSections(p *plan) {
 func rankFrames(p *plan, cat uint8) {
 	n := p.n
 	for i := 0; i < n; i++ {
+		if p.scanned && p.cls[i].feat&featMaybeFrames == 0 {
+			continue
+		}
 		l := p.viewLine(i)
 		t := trimLeft(l)
 		switch {
@@ -500,8 +508,11 @@ func isChainNotice(l string) bool {
 // test's lines become noise.
 func rankGoTests(p *plan, catPass uint8) {
 	failed := make(map[string]bool)
-	for _, l := range p.allViews() {
-		t := trimLeft(l)
+	for i, c := range p.cls {
+		if p.scanned && c.feat&featGoFail == 0 {
+			continue
+		}
+		t := trimLeft(p.viewLine(i))
 		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
 			if f := strings.Fields(name); len(f) > 0 {
 				failed[f[0]] = true

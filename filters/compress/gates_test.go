@@ -31,6 +31,28 @@ func checkGates(t *testing.T, l string) {
 			t.Errorf("%s gate rejects %q", g.name, l)
 		}
 	}
+	f := s.features(l)
+	t0 := trimLeft(l)
+	for _, g := range []struct {
+		name       string
+		feat, want bool
+	}{
+		{"section start", f&featSectionStart != 0, isSectionStart(l)},
+		{"section end", f&featSectionEnd != 0, isSectionEnd(l)},
+		{"go fail", f&featGoFail != 0, strings.HasPrefix(t0, "--- FAIL: ")},
+		{"report header", f&featReportHeader != 0, len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != ""},
+	} {
+		if g.feat != g.want {
+			t.Errorf("%s feature of %q is %v, want %v", g.name, l, g.feat, g.want)
+		}
+	}
+	if f&featMaybeLoc == 0 && location(l) != "" {
+		t.Errorf("location feature rejects %q", l)
+	}
+	if f&featMaybeFrames == 0 && (strings.HasPrefix(t0, "Traceback (most recent call last)") || isPytestFrame(l) ||
+		strings.HasPrefix(t0, "at ") || strings.HasPrefix(l, "goroutine ")) {
+		t.Errorf("frames feature rejects %q", l)
+	}
 	p1, l1 := locationParts(l)
 	if p2, l2 := locationPartsIn(l, s.bits); p1 != p2 || l1 != l2 {
 		t.Errorf("locationPartsIn(%q) = %q, %q; want %q, %q", l, p2, l2, p1, l1)
@@ -49,6 +71,8 @@ func TestLineGates(t *testing.T) {
 		"tests/a.py::t PASSED [ 50%]", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
 		"\rFAILED x", "\u00a0FAILED x", "✕ sums", "<testcase name=\"x\"/>", "[... 3 lines omitted ...]",
 		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
+		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
+		"src/a.py:12: in f", "    at x.y(Z.java:3)", "goroutine 1 [running]:", "\v--- FAIL: x",
 	}
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -157,3 +157,30 @@ var chainFirst = setOf("TDCS")
 
 // mayBeChainNotice gates isChainNotice.
 func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.first()] }
+
+// features finds what later passes ask of the line again (see lineFeat).
+func (s lineScan) features(l string) lineFeat {
+	var f lineFeat
+	m := s.bits
+	if m.has('"') && m.has('F') || m.has(':') && m.has('0') {
+		f |= featMaybeLoc
+	}
+	if isSectionStart(l) {
+		f |= featSectionStart
+	}
+	if (s.startsWith('=') || s.startsWith('-')) && isSectionEnd(l) {
+		f |= featSectionEnd
+	}
+	// rankFrames' openers: "Traceback (most recent call last)", a pytest
+	// frame "path.py:12: in f", "at " frames, "goroutine N [running]:".
+	if !s.plain || m.has(':') || s.first() == 'T' || s.first() == 'a' {
+		f |= featMaybeFrames
+	}
+	if s.startsWith('-') && strings.HasPrefix(trimLeft(l), "--- FAIL: ") {
+		f |= featGoFail
+	}
+	if len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+		f |= featReportHeader
+	}
+	return f
+}

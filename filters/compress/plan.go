@@ -34,8 +34,23 @@ type lineClass struct {
 	tier tier
 	cat  uint8 // index into plan.cats
 	keep bool  // selected for the output
+	feat lineFeat
 	rank int32
 }
+
+// lineFeat is what the diagnostic classifier's one scan of a line found
+// that later passes ask again (issue 23: no pass re-reads every line).
+// Valid only when plan.scanned; in the padding byte of lineClass, so free.
+type lineFeat uint8
+
+const (
+	featMaybeLoc     lineFeat = 1 << iota // may name a location (false: locationHash fails)
+	featSectionStart                      // isSectionStart
+	featSectionEnd                        // isSectionEnd
+	featMaybeFrames                       // may open a block of traceback frames (see rankFrames)
+	featGoFail                            // "--- FAIL: " after indentation
+	featReportHeader                      // a "____ title ____" failure report header
+)
 
 // reasonStyle says how a gap's marker words its reason.
 type reasonStyle uint8
@@ -69,6 +84,7 @@ type plan struct {
 	groupLines bool   // list the omitted line numbers of search hits
 	groupSplit int    // a gap spanning at most this many groups gets one marker per group
 	frameCat   int    // category of traceback frames, or -1
+	scanned    bool   // every line's feat is set
 	locLists   bool   // name the locations of omitted lines in their markers
 	usedBytes  int    // what selection counted, markers at markCost
 	markCost   int    // the bytes a gap marker is reckoned at
@@ -633,7 +649,7 @@ func (p *plan) locationListReserve() int {
 		if n >= most {
 			break
 		}
-		if c.tier == tierNever || c.tier == tierCritical {
+		if c.tier == tierNever || c.tier == tierCritical || p.scanned && c.feat&featMaybeLoc == 0 {
 			continue
 		}
 		l := p.viewLine(k)
@@ -855,7 +871,7 @@ func (p *plan) gapLocations(i, j int) string {
 	b.WriteString(" at ")
 	n := 0
 	for k := i; k < j; k++ {
-		if p.cls[k].tier == tierNever {
+		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featMaybeLoc == 0 {
 			continue
 		}
 		l := p.viewLine(k)
