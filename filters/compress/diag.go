@@ -87,7 +87,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
-		case isErrorLineIn(l, s.bits) || logKind && isLogError(l):
+		case isErrorLineIn(l, s.bits) || logKind && isLogErrorIn(l, s.bits):
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {
 					// Each traceback's header frames its block.
@@ -118,7 +118,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 				if !seenLoc.add(loc) {
 					p.set(i, tierHigh, 0, catOut)
 				}
-			} else if logKind && isWarnLine(l) {
+			} else if logKind && isWarnLineIn(l, s.bits) {
 				p.set(i, tierHigh, 1, catOut)
 			}
 		}

@@ -21,7 +21,6 @@ func checkGates(t *testing.T, l string) {
 		{"exit notice", s.mayBeExitNotice(), isExitNotice(strings.TrimSpace(l))},
 		{"failing test", s.mayBeFailingTest(), isFailingTest(l)},
 		{"passing test", s.mayBePassingTest(l), isPassingTest(l)},
-		{"error line", isErrorLineIn(l, s.bits), isErrorLine(l)},
 		{"chain notice", s.mayBeChainNotice(), isChainNotice(l)},
 		{"rule title", s.startsWith('='), ruleTitle(l, '=') != ""},
 		{"xml", s.startsWith('<'), xmlTestClass(l) != xmlNone},
@@ -53,6 +52,18 @@ func checkGates(t *testing.T, l string) {
 		strings.HasPrefix(t0, "at ") || strings.HasPrefix(l, "goroutine ")) {
 		t.Errorf("frames feature rejects %q", l)
 	}
+	for _, g := range []struct {
+		name     string
+		in, want bool
+	}{
+		{"error line", isErrorLineIn(l, s.bits), isErrorLine(l)},
+		{"log error", isLogErrorIn(l, s.bits), isLogError(l)},
+		{"warning", isWarnLineIn(l, s.bits), isWarnLine(l)},
+	} {
+		if g.in != g.want {
+			t.Errorf("%s: scanned %v, unscanned %v on %q", g.name, g.in, g.want, l)
+		}
+	}
 	p1, l1 := locationParts(l)
 	if p2, l2 := locationPartsIn(l, s.bits); p1 != p2 || l1 != l2 {
 		t.Errorf("locationPartsIn(%q) = %q, %q; want %q, %q", l, p2, l2, p1, l1)
@@ -73,6 +84,9 @@ func TestLineGates(t *testing.T) {
 		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
 		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
 		"src/a.py:12: in f", "    at x.y(Z.java:3)", "goroutine 1 [running]:", "\v--- FAIL: x",
+		"2024-05-20 12:00:00 E worker died", "level=error msg=x", `{"level":"error"}`, "CRITICAL x", "SEVERE x",
+		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
+		"UserWarning x", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
 	}
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

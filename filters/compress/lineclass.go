@@ -394,10 +394,12 @@ func isErrorLineIn(l string, m lineBits) bool {
 		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
 		m.has('S') && strings.Contains(t, "Segmentation fault") ||
 		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
-		m.has('k') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
 		return true
 	}
-	if (m.has(':') || m.has('[')) && hasErrorWord(t) || strings.HasPrefix(t, "error ") {
+	// "error:", "Error:", "ERROR:", "error[".
+	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) ||
+		strings.HasPrefix(t, "error ") {
 		return true
 	}
 	return m.has('E') && hasExceptionToken(t, true)
@@ -479,22 +481,32 @@ func startsLikeException(t string) bool {
 }
 
 // isWarnLine matches warnings in logs.
-func isWarnLine(l string) bool {
+func isWarnLine(l string) bool { return isWarnLineIn(l, allBits) }
+
+// isWarnLineIn is isWarnLine for a line whose bytes m holds.
+func isWarnLineIn(l string, m lineBits) bool {
 	if len(l) > 2000 {
 		l = l[:2000]
 	}
-	return strings.Contains(l, "WARN") || strings.Contains(l, "Warning:") || strings.Contains(l, "warning:") ||
-		strings.Contains(l, "[warn") || strings.Contains(l, "level=warn") || strings.Contains(l, "Warning ")
+	upperW, colon := m.has('W'), m.has(':')
+	return upperW && m.has('N') && strings.Contains(l, "WARN") || upperW && colon && strings.Contains(l, "Warning:") ||
+		m.has('w') && colon && strings.Contains(l, "warning:") || m.has('[') && strings.Contains(l, "[warn") ||
+		m.has('=') && strings.Contains(l, "level=warn") || upperW && strings.Contains(l, "Warning ")
 }
 
 // isLogError matches error-level log records that isErrorLine misses.
-func isLogError(l string) bool {
+func isLogError(l string) bool { return isLogErrorIn(l, allBits) }
+
+// isLogErrorIn is isLogError for a line whose bytes m holds.
+func isLogErrorIn(l string, m lineBits) bool {
 	if len(l) > 2000 {
 		l = l[:2000]
 	}
-	return strings.Contains(l, " ERROR ") || strings.Contains(l, "[ERROR]") || strings.Contains(l, "[error]") ||
-		strings.Contains(l, "level=error") || strings.Contains(l, "CRITICAL") || strings.Contains(l, "SEVERE") ||
-		strings.Contains(l, "\"level\":\"error\"") || strings.Contains(l, " E ") && hasTimestamp(l)
+	upperE, bracket := m.has('E'), m.has('[')
+	return upperE && m.has('R') && m.has('O') && strings.Contains(l, " ERROR ") || bracket && upperE && strings.Contains(l, "[ERROR]") ||
+		bracket && m.has('e') && strings.Contains(l, "[error]") || m.has('=') && strings.Contains(l, "level=error") ||
+		m.has('C') && m.has('L') && strings.Contains(l, "CRITICAL") || m.has('S') && m.has('V') && strings.Contains(l, "SEVERE") ||
+		m.has('"') && strings.Contains(l, "\"level\":\"error\"") || upperE && strings.Contains(l, " E ") && hasTimestamp(l)
 }
 
 // hasTimestamp looks for a date (2024-05-20, 2024/05/20) or a clock time

@@ -119,6 +119,7 @@ func (s *scanStats) line(l string) {
 		}
 	}
 	t := trimLeft(l)
+	sc := scanLine(l)
 	switch {
 	case strings.HasPrefix(l, "{\"") && strings.Contains(l, "\"Action\":\""):
 		s.goJSON++
@@ -127,17 +128,19 @@ func (s *scanStats) line(l string) {
 		s.diffGit++
 		return
 	}
-	if isSummaryLine(l) || ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
+	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
 		s.testStrong++
 	}
-	if isFailingTest(l) || isPassingTest(l) {
+	if sc.mayBeFailingTest() && isFailingTest(l) || sc.mayBePassingTest(l) && isPassingTest(l) {
 		s.testLines++
 	}
-	switch xmlTestClass(l) {
-	case xmlFail, xmlPass, xmlCase:
-		s.testLines++
-	case xmlSummary:
-		s.testStrong++
+	if sc.startsWith('<') {
+		switch xmlTestClass(l) {
+		case xmlFail, xmlPass, xmlCase:
+			s.testLines++
+		case xmlSummary:
+			s.testStrong++
+		}
 	}
 	if strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ") {
 		s.testStrong++
@@ -146,7 +149,7 @@ func (s *scanStats) line(l string) {
 		strings.HasPrefix(l, "Exception in thread ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(t, "at ") && strings.HasSuffix(l, ")") {
 		s.traceback++
 	}
-	if isErrorLine(l) {
+	if isErrorLineIn(l, sc.bits) {
 		s.diagnostics++
 	}
 	if hitPath(l) != "" {
@@ -161,7 +164,7 @@ func (s *scanStats) line(l string) {
 	} else if isPathLine(l) {
 		s.pathLines++
 	}
-	if hasTimestamp(l) || isLogError(l) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
+	if hasTimestamp(l) || isLogErrorIn(l, sc.bits) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
 		s.logLines++
 	}
 }
