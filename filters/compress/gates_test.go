@@ -64,6 +64,12 @@ func checkGates(t *testing.T, l string) {
 			t.Errorf("%s: scanned %v, unscanned %v on %q", g.name, g.in, g.want, l)
 		}
 	}
+	if got, want := isPathLine(l), isPathLineOld(l); got != want {
+		t.Errorf("isPathLine(%q) = %v, want %v", l, got, want)
+	}
+	if got, want := treeDepth(l), treeDepthOld(l); got != want {
+		t.Errorf("treeDepth(%q) = %v, want %v", l, got, want)
+	}
 	p1, l1 := locationParts(l)
 	if p2, l2 := locationPartsIn(l, s.bits); p1 != p2 || l1 != l2 {
 		t.Errorf("locationPartsIn(%q) = %q, %q; want %q, %q", l, p2, l2, p1, l1)
@@ -86,7 +92,7 @@ func TestLineGates(t *testing.T) {
 		"src/a.py:12: in f", "    at x.y(Z.java:3)", "goroutine 1 [running]:", "\v--- FAIL: x",
 		"2024-05-20 12:00:00 E worker died", "level=error msg=x", `{"level":"error"}`, "CRITICAL x", "SEVERE x",
 		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
-		"UserWarning x", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
+		"UserWarning x", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
 	}
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -109,4 +115,23 @@ func FuzzLineGates(f *testing.F) {
 			checkGates(t, l)
 		}
 	})
+}
+
+// isPathLineOld and treeDepthOld are the predicates as they were before
+// their one-pass forms, to compare with.
+func isPathLineOld(l string) bool {
+	t := strings.TrimSpace(l)
+	if t == "" || len(t) > 512 || strings.ContainsAny(t, " \t\"'<>{}[]()=,;") || strings.Contains(t, "://") {
+		return false
+	}
+	return strings.ContainsAny(t, "/\\") || hasSourceExt(t) || strings.HasPrefix(t, ".")
+}
+
+func treeDepthOld(l string) int {
+	for _, m := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
+		if i := strings.Index(l, m); i >= 0 {
+			return i + len(m)
+		}
+	}
+	return -1
 }
