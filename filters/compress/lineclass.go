@@ -503,10 +503,12 @@ func isLogErrorIn(l string, m lineBits) bool {
 		l = l[:2000]
 	}
 	upperE, bracket := m.has('E'), m.has('[')
-	return upperE && m.has('R') && m.has('O') && strings.Contains(l, " ERROR ") || bracket && upperE && strings.Contains(l, "[ERROR]") ||
+	// containsWord(l, w) is strings.Contains(l, " "+w) without a search
+	// that stops at every space.
+	return upperE && m.has('R') && m.has('O') && containsWord(l, "ERROR ") || bracket && upperE && strings.Contains(l, "[ERROR]") ||
 		bracket && m.has('e') && strings.Contains(l, "[error]") || m.has('=') && strings.Contains(l, "level=error") ||
 		m.has('C') && m.has('L') && strings.Contains(l, "CRITICAL") || m.has('S') && m.has('V') && strings.Contains(l, "SEVERE") ||
-		m.has('"') && strings.Contains(l, "\"level\":\"error\"") || upperE && strings.Contains(l, " E ") && hasTimestamp(l)
+		m.has('"') && strings.Contains(l, "\"level\":\"error\"") || upperE && containsWord(l, "E ") && hasTimestamp(l)
 }
 
 // hasTimestamp looks for a date (2024-05-20, 2024/05/20) or a clock time
