@@ -73,11 +73,19 @@ func scanLine(l string) lineScan {
 
 // bitsOf is the set of l's bytes.
 func bitsOf(l string) lineBits {
-	var m lineBits
-	for i := 0; i < len(l); i++ {
-		m |= byteBits[l[i]]
+	// Four accumulators: the loads overlap instead of waiting on one OR.
+	var m0, m1, m2, m3 lineBits
+	i := 0
+	for ; i+4 <= len(l); i += 4 {
+		m0 |= byteBits[l[i]]
+		m1 |= byteBits[l[i+1]]
+		m2 |= byteBits[l[i+2]]
+		m3 |= byteBits[l[i+3]]
 	}
-	return m
+	for ; i < len(l); i++ {
+		m0 |= byteBits[l[i]]
+	}
+	return m0 | m1 | m2 | m3
 }
 
 // first and last are the first and last bytes of the trimmed line, 0 when
@@ -178,9 +186,10 @@ func (s lineScan) features(l string) lineFeat {
 	if (s.startsWith('=') || s.startsWith('-')) && isSectionEnd(l) {
 		f |= featSectionEnd
 	}
-	// rankFrames' openers: "Traceback (most recent call last)", a pytest
-	// frame "path.py:12: in f", "at " frames, "goroutine N [running]:".
-	if !s.plain || m.has(':') || s.first() == 'T' || s.first() == 'a' {
+	// rankFrames' openers: "Traceback (most recent call last)", "at "
+	// frames, "goroutine N [running]:", a pytest frame "path.py:12: in f"
+	// (its first space or tab follows the "path:12:").
+	if !s.plain || s.first() == 'T' || s.first() == 'a' || len(l) > 0 && l[0] == 'g' || m.has(':') && firstBlankAfterColon(l) {
 		f |= featMaybeFrames
 	}
 	if s.startsWith('-') && strings.HasPrefix(trimLeft(l), "--- FAIL: ") {
@@ -190,4 +199,15 @@ func (s lineScan) features(l string) lineFeat {
 		f |= featReportHeader
 	}
 	return f
+}
+
+// firstBlankAfterColon reports whether l's first space or tab follows a
+// ':', as in a pytest frame line "path.py:12: in f".
+func firstBlankAfterColon(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if l[i] == ' ' || l[i] == '\t' {
+			return i > 0 && l[i-1] == ':'
+		}
+	}
+	return false
 }
