@@ -102,6 +102,7 @@ func TestLineGates(t *testing.T) {
 		lines = append(lines, strings.Split(string(b), "\n")...)
 		return nil
 	})
+	lines = append(lines, strings.Repeat("x", maxScan)+" E x", strings.Repeat("a/b.go:1 ", maxScan))
 	for _, l := range lines {
 		checkGates(t, l)
 	}

@@ -71,8 +71,16 @@ func scanLine(l string) lineScan {
 	return lineScan{bits: m, t: trimRight(trimLeft(l)), plain: m&bitOdd == 0}
 }
 
+// maxScan is the longest line bitsOf reads. A longer one (minified JSON,
+// a one-line blob) gets allBits: every gate passes and the predicates,
+// most of which stop within a few kilobytes, read it as they did before.
+const maxScan = 4096
+
 // bitsOf is the set of l's bytes.
 func bitsOf(l string) lineBits {
+	if len(l) > maxScan {
+		return allBits
+	}
 	// Four accumulators: the loads overlap instead of waiting on one OR.
 	var m0, m1, m2, m3 lineBits
 	i := 0
