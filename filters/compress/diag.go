@@ -109,7 +109,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierNoise, 0, catTrace)
 		case inPasses:
 			p.set(i, tierNoise, 0, catPass)
-		case test && (isSectionStart(l) || strings.HasSuffix(trimRight(l), "[FAIL]")):
+		case test && (p.cls[i].feat&featSectionStart != 0 || strings.HasSuffix(trimRight(l), "[FAIL]")):
 			p.set(i, tierHigh, 0, catOut)
 		case test && isProgressLine(l):
 			p.set(i, tierNoise, 0, catPass)

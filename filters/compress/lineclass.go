@@ -383,26 +383,38 @@ func isErrorLineIn(l string, m lineBits) bool {
 	if l[0] == 'E' && len(l) > 1 && (l[1] == ' ' || l[1] == '\t') { // pytest assertion detail
 		return true
 	}
-	if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ERROR") {
+	if (l[0] == 'F' || l[0] == 'E') && (strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ERROR")) {
 		return true
 	}
 	t := trimLeft(l)
 	if len(t) > 2000 {
 		t = t[:2000]
 	}
-	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
-		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
+	if len(t) > 0 && errorPrefixFirst[t[0]] && hasErrorPrefix(t) {
+		return true
+	}
+	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
 		m.has('S') && strings.Contains(t, "Segmentation fault") ||
 		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
-		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}
 	// "error:", "Error:", "ERROR:", "error[".
-	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) ||
-		strings.HasPrefix(t, "error ") {
+	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) {
 		return true
 	}
 	return m.has('E') && hasExceptionToken(t, true)
+}
+
+// errorPrefixFirst are the first bytes of hasErrorPrefix's prefixes.
+var errorPrefixFirst = setOf("pfFCEe")
+
+// hasErrorPrefix matches the lines that open with what they are: a panic,
+// a fatal error, a Java cause or thread exception, "error ".
+func hasErrorPrefix(t string) bool {
+	return strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") ||
+		strings.HasPrefix(t, "FATAL") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") ||
+		strings.HasPrefix(t, "error ")
 }
 
 // hasErrorWord reports whether t holds "error:", "Error:", "ERROR:" or

@@ -175,6 +175,9 @@ func (s lineScan) mayBePassingTest(l string) bool {
 	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] || containsWord(l, "... skipped ")
 }
 
+// sectionFirst are the first bytes isSectionStart accepts.
+var sectionFirst = setOf("_-FE")
+
 // chainFirst are the first bytes of isChainNotice's lines.
 var chainFirst = setOf("TDCS")
 
@@ -188,7 +191,7 @@ func (s lineScan) features(l string) lineFeat {
 	if m.has('"') && m.has('F') || m.has(':') && m.has('0') {
 		f |= featMaybeLoc
 	}
-	if isSectionStart(l) {
+	if (!s.plain || sectionFirst[s.first()]) && isSectionStart(l) {
 		f |= featSectionStart
 	}
 	if (s.startsWith('=') || s.startsWith('-')) && isSectionEnd(l) {
