@@ -75,12 +75,12 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 0, catOut)
 		case test && s.mayBeSummary() && isSummaryLine(l):
 			p.set(i, tierCritical, 0, catOut)
-			if seenMust.add(fnv64(l)) {
+			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
 			}
 		case test && s.mayBeFailingTest() && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
-			if seenMust.add(fnv64(l)) {
+			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
 		case s.mayBeChainNotice() && isChainNotice(l):
@@ -173,8 +173,8 @@ func rankErrorsFromBothEnds(p *plan) {
 		isE := strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t")
 		x := exceptionName(l)
 		switch {
-		case x != "" && !types[fnv64(x)]:
-			types[fnv64(x)] = true
+		case x != "" && !types[hash64(x)]:
+			types[hash64(x)] = true
 			r = 2
 		case isE && sec > 0 && lastESec != sec:
 			r = 2
@@ -337,7 +337,7 @@ func rankBlock(p *plan, frames []int32, end int, innermostFirst bool, cat uint8)
 		if !innermostFirst {
 			k = nf - 1 - x
 		}
-		repeat[k] = seen.add(fnv64(strings.TrimSpace(p.viewLine(int(frames[k])))))
+		repeat[k] = seen.add(hash64(strings.TrimSpace(p.viewLine(int(frames[k])))))
 	}
 	for k, f32 := range frames {
 		f := int(f32)
