@@ -96,20 +96,12 @@ func bitsOf(l string) lineBits {
 	return m0 | m1 | m2 | m3
 }
 
-// first and last are the first and last bytes of the trimmed line, 0 when
-// it is empty.
+// first is the first byte of the trimmed line, 0 when it is empty.
 func (s lineScan) first() byte {
 	if s.t == "" {
 		return 0
 	}
 	return s.t[0]
-}
-
-func (s lineScan) last() byte {
-	if s.t == "" {
-		return 0
-	}
-	return s.t[len(s.t)-1]
 }
 
 // startsWith reports whether the trimmed line may start with c: always
