@@ -43,7 +43,15 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	for i, l := range p.allViews() {
 		s := scanLine(l)
-		p.cls[i].feat = s.features(l)
+		feat := s.features(l)
+		var loc uint64
+		hasLoc := false
+		if feat&featLoc != 0 {
+			if loc, hasLoc = locationHashIn(l, s.bits); !hasLoc {
+				feat &^= featLoc // exact from here on: the gate said maybe
+			}
+		}
+		p.cls[i].feat = feat
 		if test && (s.startsWith('=') || s.startsWith('<')) {
 			if title := ruleTitle(l, '='); title != "" {
 				inPasses = title == "PASSES"
@@ -114,7 +122,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		case test && isProgressLine(l):
 			p.set(i, tierNoise, 0, catPass)
 		default:
-			if loc, ok := locationHashIn(l, s.bits); ok {
+			if hasLoc {
 				if !seenLoc.add(loc) {
 					p.set(i, tierHigh, 0, catOut)
 				}

@@ -45,7 +45,7 @@ func checkGates(t *testing.T, l string) {
 			t.Errorf("%s feature of %q is %v, want %v", g.name, l, g.feat, g.want)
 		}
 	}
-	if f&featMaybeLoc == 0 && location(l) != "" {
+	if f&featLoc == 0 && location(l) != "" {
 		t.Errorf("location feature rejects %q", l)
 	}
 	if f&featMaybeFrames == 0 && (strings.HasPrefix(t0, "Traceback (most recent call last)") || isPytestFrame(l) ||

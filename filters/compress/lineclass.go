@@ -403,7 +403,8 @@ func isErrorLineIn(l string, m lineBits) bool {
 	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) {
 		return true
 	}
-	return m.has('E') && hasExceptionToken(t, true)
+	// A word ending in Error or Exception.
+	return m.has('E') && (m.has('r') && m.has('o') || m.has('x') && m.has('c') && m.has('p')) && hasExceptionToken(t, true)
 }
 
 // errorPrefixFirst are the first bytes of hasErrorPrefix's prefixes.

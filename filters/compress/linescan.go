@@ -180,8 +180,8 @@ func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.firs
 func (s lineScan) features(l string) lineFeat {
 	var f lineFeat
 	m := s.bits
-	if m.has('"') && m.has('F') || m.has(':') && m.has('0') {
-		f |= featMaybeLoc
+	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHash fails
+		f |= featLoc
 	}
 	if (!s.plain || sectionFirst[s.first()]) && isSectionStart(l) {
 		f |= featSectionStart

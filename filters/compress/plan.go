@@ -44,7 +44,7 @@ type lineClass struct {
 type lineFeat uint8
 
 const (
-	featMaybeLoc     lineFeat = 1 << iota // may name a location (false: locationHash fails)
+	featLoc          lineFeat = 1 << iota // names a location (set when it may, cleared when locationHash fails)
 	featSectionStart                      // isSectionStart
 	featSectionEnd                        // isSectionEnd
 	featMaybeFrames                       // may open a block of traceback frames (see rankFrames)
@@ -649,7 +649,7 @@ func (p *plan) locationListReserve() int {
 		if n >= most {
 			break
 		}
-		if c.tier == tierNever || c.tier == tierCritical || p.scanned && c.feat&featMaybeLoc == 0 {
+		if c.tier == tierNever || c.tier == tierCritical || p.scanned && c.feat&featLoc == 0 {
 			continue
 		}
 		l := p.viewLine(k)
@@ -871,7 +871,7 @@ func (p *plan) gapLocations(i, j int) string {
 	b.WriteString(" at ")
 	n := 0
 	for k := i; k < j; k++ {
-		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featMaybeLoc == 0 {
+		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featLoc == 0 {
 			continue
 		}
 		l := p.viewLine(k)
