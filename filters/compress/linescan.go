@@ -5,13 +5,13 @@ import "strings"
 // One pass per line (issue 23, item 4). The diagnostic classifier asks
 // about thirty questions of every line, most of them substring searches
 // that fail. scanLine reads the line's bytes once, noting which letters
-// and marks occur and where the text starts and ends; each may… gate below
-// answers from that alone whether its predicate can hold, and the
-// predicate runs only when it can. The gates are necessary conditions,
+// and marks occur and where the text starts and ends; each mayBe… gate
+// below, and each …In form of a predicate, answers from that alone whether
+// a search can succeed, and the search runs only when it can. The gates are necessary conditions,
 // never sufficient ones, so what the predicates decide is unchanged: a
 // gate that says "maybe" costs a predicate call, a gate that says "no"
-// wrongly would change the output, and TestLineGates checks each gate
-// against its predicate on every line of the samples.
+// wrongly would change the output, and TestLineGates (and FuzzLineGates)
+// check each gate against its predicate on every line of the samples.
 
 // lineBits is a set of bytes seen in a line: most letters, any digit,
 // twelve marks the predicates look for, and bitOdd for a byte that makes the
