@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// A plan holds per line its offset, its class, its place in the selection
-// order and one classifier's extra (a group, a hit's line number, a
-// heading, an offset into the colour-stripped copy): planLineBytes at most.
+// A plan holds per line its offset (4 bytes), its class (8), its place in
+// the selection order (8: rank and index, see selectionOrder) and one
+// classifier's extra (4: a group, a hit's line number, a heading, an offset
+// into the colour-stripped copy): planLineBytes at most.
 // Outputs whose lines are so short that this passes maxPlanPerByte bytes
 // per input byte (blank lines, `seq`, one-character lines) are cut by
 // denseCut instead, which holds nothing per line: compression memory stays

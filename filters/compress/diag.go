@@ -38,10 +38,21 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	seenErr := newSeenSet(len(p.body))
 	seenLoc := newSeenSet(len(p.body))
 	seenMust := newSeenSet(len(p.body))
+	p.scanned = true
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	for i, l := range p.allViews() {
-		if test {
+		s := scanLine(l)
+		feat := s.features(l)
+		var loc uint64
+		hasLoc := false
+		if feat&featLoc != 0 {
+			if loc, hasLoc = locationHashIn(l, s.bits); !hasLoc {
+				feat &^= featLoc // exact from here on: the gate said maybe
+			}
+		}
+		p.cls[i].feat = feat
+		if test && (s.startsWith('=') || s.startsWith('<')) {
 			if title := ruleTitle(l, '='); title != "" {
 				inPasses = title == "PASSES"
 			}
@@ -68,23 +79,23 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		switch {
 		case l == "":
 			continue
-		case looksLikeMarker(l):
+		case s.startsWith('[') && looksLikeMarker(l):
 			p.set(i, tierCritical, 0, catOut)
-		case test && isSummaryLine(l):
+		case test && s.mayBeSummary() && isSummaryLine(l):
 			p.set(i, tierCritical, 0, catOut)
-			if seenMust.add(fnv64(l)) {
+			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
 			}
-		case test && isFailingTest(l):
+		case test && s.mayBeFailingTest() && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
-			if seenMust.add(fnv64(l)) {
+			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
-		case isChainNotice(l):
+		case s.mayBeChainNotice() && isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
-		case !test && isExitNotice(strings.TrimSpace(l)):
+		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
-		case isErrorLine(l) || logKind && isLogError(l):
+		case isErrorLineIn(l, s.bits) || logKind && isLogErrorIn(l, s.bits):
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {
 					// Each traceback's header frames its block.
@@ -95,7 +106,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			} else {
 				p.set(i, tierCritical, 2, catOut)
 			}
-		case test && isPassingTest(l):
+		case test && s.mayBePassingTest(l) && isPassingTest(l):
 			if strings.HasPrefix(l, "SKIPPED") && location(l) != "" {
 				// "SKIPPED [1] tests/x.py:12: needs pint": why, and where.
 				p.set(i, tierFill, 1, catPass)
@@ -106,16 +117,16 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierNoise, 0, catTrace)
 		case inPasses:
 			p.set(i, tierNoise, 0, catPass)
-		case test && (isSectionStart(l) || strings.HasSuffix(trimRight(l), "[FAIL]")):
+		case test && (p.cls[i].feat&featSectionStart != 0 || strings.HasSuffix(trimRight(l), "[FAIL]")):
 			p.set(i, tierHigh, 0, catOut)
 		case test && isProgressLine(l):
 			p.set(i, tierNoise, 0, catPass)
 		default:
-			if loc, ok := locationHash(l); ok {
+			if hasLoc {
 				if !seenLoc.add(loc) {
 					p.set(i, tierHigh, 0, catOut)
 				}
-			} else if logKind && isWarnLine(l) {
+			} else if logKind && isWarnLineIn(l, s.bits) {
 				p.set(i, tierHigh, 1, catOut)
 			}
 		}
@@ -145,6 +156,8 @@ func classifyDiagnostic(p *plan, kind Kind) {
 // first one told again), and the first pytest "E" line of each failure
 // report (what that test asserted). A run of many failures of one kind
 // costs one line; a run of many kinds is what an agent must be told of.
+//
+// It reads the features classifyDiagnostic's scan set.
 func rankErrorsFromBothEnds(p *plan) {
 	var errs []int32
 	for i, c := range p.cls {
@@ -159,7 +172,7 @@ func rankErrorsFromBothEnds(p *plan) {
 	for k, i32 := range errs {
 		i := int(i32)
 		for ; next < i; next++ {
-			if l := p.viewLine(next); len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+			if p.cls[next].feat&featReportHeader != 0 {
 				sec++
 			}
 		}
@@ -168,8 +181,8 @@ func rankErrorsFromBothEnds(p *plan) {
 		isE := strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t")
 		x := exceptionName(l)
 		switch {
-		case x != "" && !types[fnv64(x)]:
-			types[fnv64(x)] = true
+		case x != "" && !types[hash64(x)]:
+			types[hash64(x)] = true
 			r = 2
 		case isE && sec > 0 && lastESec != sec:
 			r = 2
@@ -207,15 +220,16 @@ func isProgressLine(l string) bool {
 // the next header or banner) to tierContext, ranked by distance from the
 // nearer end of its section, so the budget goes to the start and end of
 // every report before the middle of any; earlier reports first on ties.
+// It reads the features classifyDiagnostic's scan set.
 func rankSections(p *plan) {
 	n := p.n
 	sec := 0
 	for i := 0; i < n; i++ {
-		if !isSectionStart(p.viewLine(i)) || p.cls[i].tier == tierNoise {
+		if p.cls[i].feat&featSectionStart == 0 || p.cls[i].tier == tierNoise {
 			continue
 		}
 		j := i + 1
-		for j < n && !isSectionStart(p.viewLine(j)) && !isSectionEnd(p.viewLine(j)) && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
+		for j < n && p.cls[j].feat&(featSectionStart|featSectionEnd) == 0 && !(p.cls[j].tier == tierCritical && p.cls[j].rank == 0) {
 			j++
 		}
 		for k := i + 1; k < j; k++ {
@@ -236,6 +250,9 @@ func rankSections(p *plan) {
 func rankFrames(p *plan, cat uint8) {
 	n := p.n
 	for i := 0; i < n; i++ {
+		if p.scanned && p.cls[i].feat&featMaybeFrames == 0 {
+			continue
+		}
 		l := p.viewLine(i)
 		t := trimLeft(l)
 		switch {
@@ -328,7 +345,7 @@ func rankBlock(p *plan, frames []int32, end int, innermostFirst bool, cat uint8)
 		if !innermostFirst {
 			k = nf - 1 - x
 		}
-		repeat[k] = seen.add(fnv64(strings.TrimSpace(p.viewLine(int(frames[k])))))
+		repeat[k] = seen.add(hash64(strings.TrimSpace(p.viewLine(int(frames[k])))))
 	}
 	for k, f32 := range frames {
 		f := int(f32)
@@ -499,8 +516,11 @@ func isChainNotice(l string) bool {
 // test's lines become noise.
 func rankGoTests(p *plan, catPass uint8) {
 	failed := make(map[string]bool)
-	for _, l := range p.allViews() {
-		t := trimLeft(l)
+	for i, c := range p.cls {
+		if p.scanned && c.feat&featGoFail == 0 {
+			continue
+		}
+		t := trimLeft(p.viewLine(i))
 		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
 			if f := strings.Fields(name); len(f) > 0 {
 				failed[f[0]] = true

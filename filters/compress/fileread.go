@@ -64,7 +64,7 @@ func selectFileRead(p *plan) {
 		if style != numNone {
 			code = stripNumber(code, style)
 		}
-		if isDefinition(code) || isErrorLine(code) {
+		if isDefinition(code) || isErrorLineIn(code, bitsOf(code)) {
 			marks = append(marks, i)
 		}
 	}

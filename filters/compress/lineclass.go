@@ -372,30 +372,50 @@ func isSectionEnd(l string) bool {
 
 // isErrorLine matches error lines: exception lines, tracebacks, pytest "E"
 // lines, panics, fatal errors, compiler errors, failing exits.
-func isErrorLine(l string) bool {
+func isErrorLine(l string) bool { return isErrorLineIn(l, allBits) }
+
+// isErrorLineIn is isErrorLine for a line whose bytes m holds (see
+// scanLine): each substring search runs only when its bytes occur.
+func isErrorLineIn(l string, m lineBits) bool {
 	if len(l) == 0 {
 		return false
 	}
 	if l[0] == 'E' && len(l) > 1 && (l[1] == ' ' || l[1] == '\t') { // pytest assertion detail
 		return true
 	}
-	if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ERROR") {
+	if (l[0] == 'F' || l[0] == 'E') && (strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ERROR")) {
 		return true
 	}
 	t := trimLeft(l)
 	if len(t) > 2000 {
 		t = t[:2000]
 	}
-	if strings.Contains(t, "Traceback (most recent call last)") || strings.HasPrefix(t, "panic: ") ||
-		strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") || strings.HasPrefix(t, "FATAL") ||
-		strings.Contains(t, "Segmentation fault") || strings.Contains(t, "core dumped") ||
-		strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") {
+	if len(t) > 0 && errorPrefixFirst[t[0]] && hasErrorPrefix(t) {
 		return true
 	}
-	if hasErrorWord(t) || strings.HasPrefix(t, "error ") {
+	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
+		m.has('S') && strings.Contains(t, "Segmentation fault") ||
+		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
+		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}
-	return hasExceptionToken(t, true)
+	// "error:", "Error:", "ERROR:", "error[".
+	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) {
+		return true
+	}
+	// A word ending in Error or Exception.
+	return m.has('E') && (m.has('r') && m.has('o') || m.has('x') && m.has('c') && m.has('p')) && hasExceptionToken(t, true)
+}
+
+// errorPrefixFirst are the first bytes of hasErrorPrefix's prefixes.
+var errorPrefixFirst = setOf("pfFCEe")
+
+// hasErrorPrefix matches the lines that open with what they are: a panic,
+// a fatal error, a Java cause or thread exception, "error ".
+func hasErrorPrefix(t string) bool {
+	return strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") ||
+		strings.HasPrefix(t, "FATAL") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") ||
+		strings.HasPrefix(t, "error ")
 }
 
 // hasErrorWord reports whether t holds "error:", "Error:", "ERROR:" or
@@ -474,22 +494,34 @@ func startsLikeException(t string) bool {
 }
 
 // isWarnLine matches warnings in logs.
-func isWarnLine(l string) bool {
+func isWarnLine(l string) bool { return isWarnLineIn(l, allBits) }
+
+// isWarnLineIn is isWarnLine for a line whose bytes m holds.
+func isWarnLineIn(l string, m lineBits) bool {
 	if len(l) > 2000 {
 		l = l[:2000]
 	}
-	return strings.Contains(l, "WARN") || strings.Contains(l, "Warning:") || strings.Contains(l, "warning:") ||
-		strings.Contains(l, "[warn") || strings.Contains(l, "level=warn") || strings.Contains(l, "Warning ")
+	upperW, colon := m.has('W'), m.has(':')
+	return upperW && m.has('N') && strings.Contains(l, "WARN") || upperW && colon && strings.Contains(l, "Warning:") ||
+		m.has('w') && colon && strings.Contains(l, "warning:") || m.has('[') && strings.Contains(l, "[warn") ||
+		m.has('=') && strings.Contains(l, "level=warn") || upperW && strings.Contains(l, "Warning ")
 }
 
 // isLogError matches error-level log records that isErrorLine misses.
-func isLogError(l string) bool {
+func isLogError(l string) bool { return isLogErrorIn(l, allBits) }
+
+// isLogErrorIn is isLogError for a line whose bytes m holds.
+func isLogErrorIn(l string, m lineBits) bool {
 	if len(l) > 2000 {
 		l = l[:2000]
 	}
-	return strings.Contains(l, " ERROR ") || strings.Contains(l, "[ERROR]") || strings.Contains(l, "[error]") ||
-		strings.Contains(l, "level=error") || strings.Contains(l, "CRITICAL") || strings.Contains(l, "SEVERE") ||
-		strings.Contains(l, "\"level\":\"error\"") || strings.Contains(l, " E ") && hasTimestamp(l)
+	upperE, bracket := m.has('E'), m.has('[')
+	// containsWord(l, w) is strings.Contains(l, " "+w) without a search
+	// that stops at every space.
+	return upperE && m.has('R') && m.has('O') && containsWord(l, "ERROR ") || bracket && upperE && strings.Contains(l, "[ERROR]") ||
+		bracket && m.has('e') && strings.Contains(l, "[error]") || m.has('=') && strings.Contains(l, "level=error") ||
+		m.has('C') && m.has('L') && strings.Contains(l, "CRITICAL") || m.has('S') && m.has('V') && strings.Contains(l, "SEVERE") ||
+		m.has('"') && strings.Contains(l, "\"level\":\"error\"") || upperE && containsWord(l, "E ") && hasTimestamp(l)
 }
 
 // hasTimestamp looks for a date (2024-05-20, 2024/05/20) or a clock time
@@ -521,24 +553,37 @@ func location(l string) string {
 }
 
 // locationParts is location in its two parts, without building the string.
-func locationParts(l string) (path, line string) {
+func locationParts(l string) (path, line string) { return locationPartsIn(l, allBits) }
+
+// locationPartsIn is locationParts for a line whose bytes m holds.
+func locationPartsIn(l string, m lineBits) (path, line string) {
 	if len(l) > 4000 {
 		l = l[:4000]
 	}
-	if i := strings.Index(l, "File \""); i >= 0 {
-		rest := l[i+6:]
-		if q := strings.IndexByte(rest, '"'); q > 0 {
-			after := rest[q+1:]
-			if strings.HasPrefix(after, ", line ") {
-				d := digits(after[7:])
-				if d > 0 {
-					return rest[:q], after[7 : 7+d]
+	if m.has('"') && m.has('F') {
+		if i := strings.Index(l, "File \""); i >= 0 {
+			rest := l[i+6:]
+			if q := strings.IndexByte(rest, '"'); q > 0 {
+				after := rest[q+1:]
+				if strings.HasPrefix(after, ", line ") {
+					d := digits(after[7:])
+					if d > 0 {
+						return rest[:q], after[7 : 7+d]
+					}
 				}
 			}
 		}
 	}
+	if !m.has(':') || !m.has('0') {
+		return "", ""
+	}
 	for i := 0; i < len(l); i++ {
-		if l[i] != ':' || i+1 >= len(l) || !isDigit(l[i+1]) {
+		if k := strings.IndexByte(l[i:], ':'); k < 0 {
+			break
+		} else {
+			i += k
+		}
+		if i+1 >= len(l) || !isDigit(l[i+1]) {
 			continue
 		}
 		start := i
@@ -560,36 +605,50 @@ func locationParts(l string) (path, line string) {
 
 // locationHash is the hash of location(l), without building it; ok is false
 // when l names no location.
-func locationHash(l string) (h uint64, ok bool) {
-	path, line := locationParts(l)
+func locationHash(l string) (h uint64, ok bool) { return locationHashIn(l, allBits) }
+
+// locationHashIn is locationHash for a line whose bytes m holds.
+func locationHashIn(l string, m lineBits) (h uint64, ok bool) {
+	path, line := locationPartsIn(l, m)
 	if path == "" && line == "" {
 		return 0, false
 	}
-	return fnvAdd(fnvAdd(fnvAdd(fnvOffset, path), ":"), line), true
+	return hashAdd(hashAdd(hashAdd(hashSeed, path), ":"), line), true
 }
 
-// FNV-1a, 64 bits: the keys of the classifiers' seen-sets, which hold eight
+// hashAdd is the keys of the classifiers' seen-sets, which hold eight
 // bytes per distinct line rather than the line (review round 3, N4). A
 // collision merges two lines' "seen" once in 2^64; the hash is fixed, so
-// compression stays deterministic.
+// compression stays deterministic. It reads eight bytes a step (each a
+// multiply by an odd constant and a shift-xor, both bijections), the rest
+// a byte a step as FNV-1a does: a per-byte FNV-1a was a tenth of a
+// traceback's compression (issue 23).
 const (
-	fnvOffset = 14695981039346656037
+	hashSeed  = 14695981039346656037
 	fnvPrime  = 1099511628211
+	wordPrime = 0x9E3779B97F4A7C15
 )
 
-func fnvAdd(h uint64, s string) uint64 {
+func hashAdd(h uint64, s string) uint64 {
+	for ; len(s) >= 8; s = s[8:] {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = (h ^ w) * wordPrime
+		h ^= h >> 32
+	}
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint64(s[i])) * fnvPrime
 	}
 	return h
 }
 
-func fnv64(s string) uint64 { return fnvAdd(fnvOffset, s) }
+func hash64(s string) uint64 { return hashAdd(hashSeed, s) }
 
-// collapsedHash is fnv64(collapseSpace(s)), without building the
-// collapsed string.
+// collapsedHash is an FNV-1a hash of collapseSpace(s), without building
+// the collapsed string (it feeds hashAdd a rune at a time, so it equals
+// no hash64 of a string: its keys meet only each other).
 func collapsedHash(s string) uint64 {
-	h := uint64(fnvOffset)
+	h := uint64(hashSeed)
 	started, pending := false, false
 	for i := 0; i < len(s); {
 		r, size := rune(s[i]), 1
@@ -604,7 +663,7 @@ func collapsedHash(s string) uint64 {
 				pending = false
 			}
 			started = true
-			h = fnvAdd(h, s[i:i+size])
+			h = hashAdd(h, s[i:i+size])
 		}
 		i += size
 	}

@@ -119,6 +119,7 @@ func (s *scanStats) line(l string) {
 		}
 	}
 	t := trimLeft(l)
+	sc := scanLine(l)
 	switch {
 	case strings.HasPrefix(l, "{\"") && strings.Contains(l, "\"Action\":\""):
 		s.goJSON++
@@ -127,17 +128,19 @@ func (s *scanStats) line(l string) {
 		s.diffGit++
 		return
 	}
-	if isSummaryLine(l) || ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
+	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
 		s.testStrong++
 	}
-	if isFailingTest(l) || isPassingTest(l) {
+	if sc.mayBeFailingTest() && isFailingTest(l) || sc.mayBePassingTest(l) && isPassingTest(l) {
 		s.testLines++
 	}
-	switch xmlTestClass(l) {
-	case xmlFail, xmlPass, xmlCase:
-		s.testLines++
-	case xmlSummary:
-		s.testStrong++
+	if sc.startsWith('<') {
+		switch xmlTestClass(l) {
+		case xmlFail, xmlPass, xmlCase:
+			s.testLines++
+		case xmlSummary:
+			s.testStrong++
+		}
 	}
 	if strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ") {
 		s.testStrong++
@@ -146,7 +149,7 @@ func (s *scanStats) line(l string) {
 		strings.HasPrefix(l, "Exception in thread ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(t, "at ") && strings.HasSuffix(l, ")") {
 		s.traceback++
 	}
-	if isErrorLine(l) {
+	if isErrorLineIn(l, sc.bits) {
 		s.diagnostics++
 	}
 	if hitPath(l) != "" {
@@ -161,7 +164,7 @@ func (s *scanStats) line(l string) {
 	} else if isPathLine(l) {
 		s.pathLines++
 	}
-	if hasTimestamp(l) || isLogError(l) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
+	if hasTimestamp(l) || isLogErrorIn(l, sc.bits) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
 		s.logLines++
 	}
 }
@@ -283,9 +286,13 @@ func isLsLine(l string) bool {
 // treeDepth returns where the name starts in a `tree` row ("│   ├── a.go"),
 // or -1 when l is not one.
 func treeDepth(l string) int {
-	for _, m := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
-		if i := strings.Index(l, m); i >= 0 {
-			return i + len(m)
+	m := bitsOf(l)
+	for _, mark := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
+		if !m.has(mark[0]) {
+			continue // the line lacks the mark's first byte: skip the search
+		}
+		if i := strings.Index(l, mark); i >= 0 {
+			return i + len(mark)
 		}
 	}
 	return -1
@@ -294,11 +301,25 @@ func treeDepth(l string) int {
 // isPathLine matches a line that is one path (find, git ls-files, Glob).
 func isPathLine(l string) bool {
 	t := strings.TrimSpace(l)
-	if t == "" || len(t) > 512 || strings.ContainsAny(t, " \t\"'<>{}[]()=,;") || strings.Contains(t, "://") {
+	if t == "" || len(t) > 512 {
 		return false
 	}
-	return strings.ContainsAny(t, "/\\") || hasSourceExt(t) || strings.HasPrefix(t, ".")
+	slash := false
+	for i := 0; i < len(t); i++ { // one pass for both byte sets
+		c := t[i]
+		if notInPath[c] {
+			return false
+		}
+		slash = slash || c == '/' || c == '\\'
+	}
+	if strings.Contains(t, "://") {
+		return false
+	}
+	return slash || hasSourceExt(t) || strings.HasPrefix(t, ".")
 }
+
+// notInPath are the bytes that make a line more than a path.
+var notInPath = setOf(" \t\"'<>{}[]()=,;")
 
 // hitPath returns the path of a grep/rg hit line ("path:12:text",
 // "path-12-text" for context lines, "path:text" is not enough), or "".

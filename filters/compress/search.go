@@ -48,7 +48,7 @@ func classifySearch(p *plan) {
 	// N4). Paths past the cap are ungrouped lines.
 	maxGroups := max(len(p.body)/128, 64)
 	group := func(path string) int32 {
-		h := fnv64(path)
+		h := hash64(path)
 		if g, ok := groupOf[h]; ok {
 			return g
 		}

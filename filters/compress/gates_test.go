@@ -1,0 +1,138 @@
+package compress
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkGates fails when a gate of lineScan says a line cannot match a
+// predicate that matches it: the gates must be necessary conditions.
+func checkGates(t *testing.T, l string) {
+	t.Helper()
+	s := scanLine(l)
+	for _, g := range []struct {
+		name       string
+		gate, pred bool
+	}{
+		{"summary", s.mayBeSummary(), isSummaryLine(l)},
+		{"exit notice", s.mayBeExitNotice(), isExitNotice(strings.TrimSpace(l))},
+		{"failing test", s.mayBeFailingTest(), isFailingTest(l)},
+		{"passing test", s.mayBePassingTest(l), isPassingTest(l)},
+		{"chain notice", s.mayBeChainNotice(), isChainNotice(l)},
+		{"rule title", s.startsWith('='), ruleTitle(l, '=') != ""},
+		{"xml", s.startsWith('<'), xmlTestClass(l) != xmlNone},
+		{"marker", s.startsWith('['), looksLikeMarker(l)},
+	} {
+		if g.pred && !g.gate {
+			t.Errorf("%s gate rejects %q", g.name, l)
+		}
+	}
+	f := s.features(l)
+	t0 := trimLeft(l)
+	for _, g := range []struct {
+		name       string
+		feat, want bool
+	}{
+		{"section start", f&featSectionStart != 0, isSectionStart(l)},
+		{"section end", f&featSectionEnd != 0, isSectionEnd(l)},
+		{"go fail", f&featGoFail != 0, strings.HasPrefix(t0, "--- FAIL: ")},
+		{"report header", f&featReportHeader != 0, len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != ""},
+	} {
+		if g.feat != g.want {
+			t.Errorf("%s feature of %q is %v, want %v", g.name, l, g.feat, g.want)
+		}
+	}
+	if f&featLoc == 0 && location(l) != "" {
+		t.Errorf("location feature rejects %q", l)
+	}
+	if f&featMaybeFrames == 0 && (strings.HasPrefix(t0, "Traceback (most recent call last)") || isPytestFrame(l) ||
+		strings.HasPrefix(t0, "at ") || strings.HasPrefix(l, "goroutine ")) {
+		t.Errorf("frames feature rejects %q", l)
+	}
+	for _, g := range []struct {
+		name     string
+		in, want bool
+	}{
+		{"error line", isErrorLineIn(l, s.bits), isErrorLine(l)},
+		{"log error", isLogErrorIn(l, s.bits), isLogError(l)},
+		{"warning", isWarnLineIn(l, s.bits), isWarnLine(l)},
+	} {
+		if g.in != g.want {
+			t.Errorf("%s: scanned %v, unscanned %v on %q", g.name, g.in, g.want, l)
+		}
+	}
+	if got, want := isPathLine(l), isPathLineOld(l); got != want {
+		t.Errorf("isPathLine(%q) = %v, want %v", l, got, want)
+	}
+	if got, want := treeDepth(l), treeDepthOld(l); got != want {
+		t.Errorf("treeDepth(%q) = %v, want %v", l, got, want)
+	}
+	p1, l1 := locationParts(l)
+	if p2, l2 := locationPartsIn(l, s.bits); p1 != p2 || l1 != l2 {
+		t.Errorf("locationPartsIn(%q) = %q, %q; want %q, %q", l, p2, l2, p1, l1)
+	}
+}
+
+// TestLineGates runs every gate on every line of the samples and on the
+// forms the predicates name.
+func TestLineGates(t *testing.T) {
+	lines := []string{
+		"E   assert 1 == 2", "FAILED tests/a.py::t - x", "Traceback (most recent call last):",
+		"Segmentation fault (core dumped)", "thread 'main' panicked at src/x.rs:1:2", "error[E0308]: x",
+		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
+		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
+		"make: *** [x] Error 2", "3 examples, 1 failure", "test_x ... ok", "x ... skipped 'no'",
+		"tests/a.py::t PASSED [ 50%]", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
+		"\rFAILED x", "\u00a0FAILED x", "✕ sums", "<testcase name=\"x\"/>", "[... 3 lines omitted ...]",
+		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
+		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
+		"src/a.py:12: in f", "    at x.y(Z.java:3)", "goroutine 1 [running]:", "\v--- FAIL: x",
+		"2024-05-20 12:00:00 E worker died", "level=error msg=x", `{"level":"error"}`, "CRITICAL x", "SEVERE x",
+		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
+		"UserWarning x", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
+	}
+	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		lines = append(lines, strings.Split(string(b), "\n")...)
+		return nil
+	})
+	lines = append(lines, strings.Repeat("x", maxScan)+" E x", strings.Repeat("a/b.go:1 ", maxScan))
+	for _, l := range lines {
+		checkGates(t, l)
+	}
+}
+
+func FuzzLineGates(f *testing.F) {
+	f.Add("FAILED tests/a.py::t - x")
+	f.Add("Traceback (most recent call last):")
+	f.Fuzz(func(t *testing.T, l string) {
+		if !strings.Contains(l, "\n") {
+			checkGates(t, l)
+		}
+	})
+}
+
+// isPathLineOld and treeDepthOld are the predicates as they were before
+// their one-pass forms, to compare with.
+func isPathLineOld(l string) bool {
+	t := strings.TrimSpace(l)
+	if t == "" || len(t) > 512 || strings.ContainsAny(t, " \t\"'<>{}[]()=,;") || strings.Contains(t, "://") {
+		return false
+	}
+	return strings.ContainsAny(t, "/\\") || hasSourceExt(t) || strings.HasPrefix(t, ".")
+}
+
+func treeDepthOld(l string) int {
+	for _, m := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
+		if i := strings.Index(l, m); i >= 0 {
+			return i + len(m)
+		}
+	}
+	return -1
+}

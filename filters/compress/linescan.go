@@ -1,0 +1,216 @@
+package compress
+
+import "strings"
+
+// One pass per line (issue 23, item 4). The diagnostic classifier asks
+// about thirty questions of every line, most of them substring searches
+// that fail. scanLine reads the line's bytes once, noting which letters
+// and marks occur and where the text starts and ends; each mayBe… gate
+// below, and each …In form of a predicate, answers from that alone whether
+// a search can succeed, and the search runs only when it can. The gates are necessary conditions,
+// never sufficient ones, so what the predicates decide is unchanged: a
+// gate that says "maybe" costs a predicate call, a gate that says "no"
+// wrongly would change the output, and TestLineGates (and FuzzLineGates)
+// check each gate against its predicate on every line of the samples.
+
+// lineBits is a set of bytes seen in a line: most letters, any digit,
+// twelve marks the predicates look for, and bitOdd for a byte that makes the
+// trimmed bounds unreliable (a non-ASCII byte, which may be a Unicode
+// space, or \r, \v, \f, which strings.TrimSpace and trimRight trim
+// differently). Other bytes are not tracked: has reports them present.
+type lineBits uint64
+
+const bitOdd lineBits = 1 << 63
+
+// allBits is the set of a line not scanned: every byte may occur.
+const allBits = ^lineBits(0)
+
+var byteBits = func() (t [256]lineBits) {
+	bit := 0
+	next := func() lineBits { b := lineBits(1) << bit; bit++; return b }
+	for _, c := range []byte("abcdefghiklmnoprstuwxy") {
+		t[c] = next()
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = next()
+	}
+	digit := next()
+	for c := '0'; c <= '9'; c++ {
+		t[c] = digit
+	}
+	for _, c := range []byte(":[(\"%,<!=_|`") {
+		t[c] = next()
+	}
+	for c := 0x80; c < 256; c++ {
+		t[c] = bitOdd
+	}
+	t['\r'], t['\v'], t['\f'] = bitOdd, bitOdd, bitOdd
+	return t
+}()
+
+// has reports whether c may occur in the line: false only when c is
+// tracked and absent (a non-ASCII byte, \r, \v or \f counts as present
+// when any of them is).
+func (m lineBits) has(c byte) bool {
+	b := byteBits[c]
+	return b == 0 || m&b != 0
+}
+
+// lineScan is what scanLine learns of a line.
+type lineScan struct {
+	bits lineBits
+	// t is the line without leading and trailing spaces and tabs. When
+	// plain, it is also strings.TrimSpace of the line and trimLeft's
+	// result starts where t does.
+	t     string
+	plain bool
+}
+
+func scanLine(l string) lineScan {
+	m := bitsOf(l)
+	return lineScan{bits: m, t: trimRight(trimLeft(l)), plain: m&bitOdd == 0}
+}
+
+// maxScan is the longest line bitsOf reads. A longer one (minified JSON,
+// a one-line blob) gets allBits: every gate passes and the predicates,
+// most of which stop within a few kilobytes, read it as they did before.
+const maxScan = 4096
+
+// bitsOf is the set of l's bytes.
+func bitsOf(l string) lineBits {
+	if len(l) > maxScan {
+		return allBits
+	}
+	// Four accumulators: the loads overlap instead of waiting on one OR.
+	var m0, m1, m2, m3 lineBits
+	i := 0
+	for ; i+4 <= len(l); i += 4 {
+		m0 |= byteBits[l[i]]
+		m1 |= byteBits[l[i+1]]
+		m2 |= byteBits[l[i+2]]
+		m3 |= byteBits[l[i+3]]
+	}
+	for ; i < len(l); i++ {
+		m0 |= byteBits[l[i]]
+	}
+	return m0 | m1 | m2 | m3
+}
+
+// first is the first byte of the trimmed line, 0 when it is empty.
+func (s lineScan) first() byte {
+	if s.t == "" {
+		return 0
+	}
+	return s.t[0]
+}
+
+// startsWith reports whether the trimmed line may start with c: always
+// when the line is not plain.
+func (s lineScan) startsWith(c byte) bool { return !s.plain || s.first() == c }
+
+// byteSet is a set of bytes, for the gates' first- and last-byte tests.
+type byteSet [256]bool
+
+func setOf(bs string) (set byteSet) {
+	for i := 0; i < len(bs); i++ {
+		set[bs[i]] = true
+	}
+	return set
+}
+
+// mayBeSummary gates isSummaryLine.
+func (s lineScan) mayBeSummary() bool {
+	if !s.plain {
+		return true
+	}
+	if s.t == "" {
+		return false
+	}
+	if c := s.t[0]; c == '=' || c == '!' || summaryStart[c] {
+		return true
+	}
+	return s.bits.has('x') && s.bits.has(',') || s.mayBeExitNotice()
+}
+
+// mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)).
+func (s lineScan) mayBeExitNotice() bool {
+	return !s.plain || s.first() == 'm' || s.bits.has('x') || s.bits.has('X')
+}
+
+// failFirst and failLast are the bytes a line isFailingTest accepts can
+// start (trimmed) or end with; passFirst and passLast the same for
+// isPassingTest.
+var (
+	failFirst = setOf("FE-rt_0123456789")
+	failLast  = setOf("LRD")
+	passFirst = setOf("PSX-=tA?")
+	passLast  = setOf("kdeDL")
+)
+
+// mayBeFailingTest gates isFailingTest. A pytest progress column ("[ 42%]")
+// moves the end the predicate reads, so such lines always pass.
+func (s lineScan) mayBeFailingTest() bool {
+	if !s.plain || strings.HasSuffix(s.t, "%]") {
+		return true
+	}
+	return s.t != "" && (failFirst[s.t[0]] || failLast[s.t[len(s.t)-1]])
+}
+
+// mayBePassingTest gates isPassingTest.
+func (s lineScan) mayBePassingTest(l string) bool {
+	if !s.plain || strings.HasSuffix(s.t, "%]") {
+		return true
+	}
+	if s.t == "" {
+		return false
+	}
+	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] || containsWord(l, "... skipped ")
+}
+
+// sectionFirst are the first bytes isSectionStart accepts.
+var sectionFirst = setOf("_-FE")
+
+// chainFirst are the first bytes of isChainNotice's lines.
+var chainFirst = setOf("TDCS")
+
+// mayBeChainNotice gates isChainNotice.
+func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.first()] }
+
+// features finds what later passes ask of the line again (see lineFeat).
+func (s lineScan) features(l string) lineFeat {
+	var f lineFeat
+	m := s.bits
+	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHash fails
+		f |= featLoc
+	}
+	if (!s.plain || sectionFirst[s.first()]) && isSectionStart(l) {
+		f |= featSectionStart
+	}
+	if (s.startsWith('=') || s.startsWith('-')) && isSectionEnd(l) {
+		f |= featSectionEnd
+	}
+	// rankFrames' openers: "Traceback (most recent call last)", "at "
+	// frames, "goroutine N [running]:", a pytest frame "path.py:12: in f"
+	// (its first space or tab follows the "path:12:").
+	if !s.plain || s.first() == 'T' || s.first() == 'a' || len(l) > 0 && l[0] == 'g' || m.has(':') && firstBlankAfterColon(l) {
+		f |= featMaybeFrames
+	}
+	if s.startsWith('-') && strings.HasPrefix(trimLeft(l), "--- FAIL: ") {
+		f |= featGoFail
+	}
+	if len(l) > 0 && l[0] == '_' && ruleTitle(l, '_') != "" {
+		f |= featReportHeader
+	}
+	return f
+}
+
+// firstBlankAfterColon reports whether l's first space or tab follows a
+// ':', as in a pytest frame line "path.py:12: in f".
+func firstBlankAfterColon(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if l[i] == ' ' || l[i] == '\t' {
+			return i > 0 && l[i-1] == ':'
+		}
+	}
+	return false
+}
