@@ -28,6 +28,8 @@ import (
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+
+	"github.com/toolproc/toolproc/internal/editdist"
 )
 
 // report collects problems, each rendered as "file: path: message".
@@ -198,32 +200,12 @@ func closestField(md protoreflect.MessageDescriptor, key string) string {
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		for _, cand := range []string{string(fields.Get(i).Name()), fields.Get(i).JSONName()} {
-			if d := editDistance(key, cand); d < bestD {
+			if d := editdist.Levenshtein(key, cand); d < bestD {
 				best, bestD = string(fields.Get(i).Name()), d
 			}
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // validateTree walks every populated message below m (through lists, maps, oneofs and

@@ -11,6 +11,8 @@ import (
 
 	yamlnode "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/toolproc/toolproc/internal/editdist"
 )
 
 // ConfigError is one problem in a config file, named the way the user
@@ -363,7 +365,7 @@ func yamlKey(f reflect.StructField) string {
 func suggest(key string, valid []string) string {
 	best, bestD := "", -1
 	for _, v := range valid {
-		if d := levenshtein(strings.ToLower(key), v); bestD < 0 || d < bestD {
+		if d := editdist.Levenshtein(strings.ToLower(key), v); bestD < 0 || d < bestD {
 			best, bestD = v, d
 		}
 	}
@@ -371,26 +373,4 @@ func suggest(key string, valid []string) string {
 		return "; did you mean " + best + "?"
 	}
 	return "; valid keys here: " + strings.Join(valid, ", ")
-}
-
-// levenshtein is the edit distance (insertions, deletions, substitutions)
-// between two short keys.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

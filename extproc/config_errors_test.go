@@ -173,17 +173,6 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 	}
 }
 
-func TestLevenshtein(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"max_byte", "max_bytes", 1}, {"stratgy", "strategy", 1}, {"kitten", "sitting", 3}, {"abc", "", 3}} {
-		if got := levenshtein(tc.a, tc.b); got != tc.d {
-			t.Errorf("levenshtein(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
-		}
-	}
-}
-
 // TestEnumTagsAgreeWithValidate: the closed value sets the schema offers
 // (the enum struct tags) are the ones Validate accepts, and a value outside
 // them is refused at its own key.
