@@ -46,6 +46,11 @@ func FuzzNodeRaw(f *testing.F) {
 		var want gjson.Result
 		if valid {
 			want = gjson.ParseBytes(body)
+			// gjson's root container runs to the end of the input,
+			// whitespace after it included; a node ends at its bracket.
+			if want.Type == gjson.JSON {
+				want.Raw = strings.TrimRight(want.Raw, " \t\r\n")
+			}
 		}
 		walkRaw(t, body, root, want, valid)
 		walkRaw(t, body, indexed(root), want, valid)
