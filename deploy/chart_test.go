@@ -78,6 +78,21 @@ redis:
     tls: true
     passwordSecret: {name: toolproc-redis, key: password}
 `, kinds: []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"}},
+	{name: "redis-cluster", values: gatewayMode + `
+redis:
+  mode: external
+  external:
+    topology: cluster
+    addrs: [redis-0.redis:6379, redis-1.redis:6379, redis-2.redis:6379]
+`, kinds: []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"}},
+	{name: "redis-sentinel", values: gatewayMode + `
+redis:
+  mode: external
+  external:
+    topology: sentinel
+    addrs: [sentinel-0.redis:26379, sentinel-1.redis:26379, sentinel-2.redis:26379]
+    masterName: toolproc
+`, kinds: []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"}},
 	{name: "sidecar-redis-external", values: `
 mode: sidecar
 redis: {mode: external, external: {addr: "redis:6379"}}
@@ -673,4 +688,32 @@ func toStringMap(v any) map[string]string {
 		out[k], _ = x.(string)
 	}
 	return out
+}
+
+// TestChartRedisTopologies: the chart's Redis topologies reach toolproc's
+// config as its store.redis mode, seed nodes and master set.
+func TestChartRedisTopologies(t *testing.T) {
+	ch := loadChart(t)
+	for _, tc := range []struct {
+		values           string
+		mode, addr, name string
+		addrs            int
+	}{
+		{`redis: {mode: external, external: {addr: "r:6379"}}`, "single", "r:6379", "", 0},
+		{`redis: {mode: external, external: {topology: cluster, addrs: ["a:6379", "b:6379", "c:6379"]}}`, "cluster", "", "", 3},
+		{`redis: {mode: external, external: {topology: sentinel, addrs: ["s0:26379", "s1:26379"], masterName: tp}}`, "sentinel", "", "tp", 2},
+	} {
+		objs, err := render(t, ch, gatewayMode+tc.values)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.values, err)
+		}
+		cfg, err := decodeRelease(t, objs).config()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.values, err)
+		}
+		r := cfg.Store.Redis
+		if cfg.Store.Type != "redis" || r.Mode != tc.mode || r.Addr != tc.addr || len(r.Addrs) != tc.addrs || r.MasterName != tc.name {
+			t.Errorf("%s: store %s, redis %+v", tc.values, cfg.Store.Type, r)
+		}
+	}
 }

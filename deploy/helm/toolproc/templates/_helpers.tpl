@@ -66,8 +66,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if eq .Values.redis.mode "bundled" -}}
 {{- $_ := set $redis "addr" (printf "%s:6379" (include "toolproc.redisName" .)) -}}
 {{- else -}}
-{{- $_ := set $redis "addr" (required "redis.external.addr is required with redis.mode external" .Values.redis.external.addr) -}}
-{{- $_ := set $redis "tls" .Values.redis.external.tls -}}
+{{- $ext := .Values.redis.external -}}
+{{- $topology := default "single" $ext.topology -}}
+{{- $_ := set $redis "mode" $topology -}}
+{{- if eq $topology "single" -}}
+{{- $_ := set $redis "addr" (required "redis.external.addr is required with redis.mode external" $ext.addr) -}}
+{{- else -}}
+{{- if not $ext.addrs -}}
+{{- fail (printf "redis.external.addrs is required with redis.external.topology %s" $topology) -}}
+{{- end -}}
+{{- $_ := set $redis "addrs" $ext.addrs -}}
+{{- if eq $topology "sentinel" -}}
+{{- $_ := set $redis "master_name" (required "redis.external.masterName is required with redis.external.topology sentinel" $ext.masterName) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $redis "tls" $ext.tls -}}
 {{- if .Values.redis.external.passwordSecret.name -}}
 {{- $_ := set $redis "password_env" "TOOLPROC_REDIS_PASSWORD" -}}
 {{- end -}}
