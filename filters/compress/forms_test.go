@@ -49,6 +49,34 @@ func TestDiffFileCounts(t *testing.T) {
 	}
 }
 
+// TestFrameListPastFloor: a short traceback aimed at the 256-byte floor
+// names every omitted frame's path:line when the list fits in half an aim
+// past the reserve (before issue 23's last change it stopped at the
+// reserve, three fifths of the aim).
+func TestFrameListPastFloor(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Traceback (most recent call last):\n  File \"/app/main.py\", line 3, in <module>\n    main()\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&b, "  File \"/app/lib/m%d.py\", line %d, in step_%d\n    return step_%d(request, context, *args, **kwargs)\n", i, 10+i, i, i+1)
+	}
+	b.WriteString("  File \"/app/db.py\", line 9, in step_8\n    cursor.execute(sql)\nsqlite3.OperationalError: no such table: users\n")
+	text := b.String()
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, bash("python main.py"))
+	if len(out) >= len(text) {
+		t.Fatalf("not compressed:\n%s", out)
+	}
+	for i := 0; i < 8; i++ {
+		loc := fmt.Sprintf("/app/lib/m%d.py:%d", i, 10+i)
+		frame := fmt.Sprintf("File \"/app/lib/m%d.py\", line %d,", i, 10+i)
+		if !strings.Contains(out, loc) && !strings.Contains(out, frame) {
+			t.Errorf("frame %s not named:\n%s", loc, out)
+		}
+	}
+	if !strings.Contains(out, "sqlite3.OperationalError: no such table: users") {
+		t.Errorf("exception lost:\n%s", out)
+	}
+}
+
 // TestFrameListLiteral: omitted frames are named in their marker as
 // literal path:line locations, never in a brace form no tool reads.
 func TestFrameListLiteral(t *testing.T) {
