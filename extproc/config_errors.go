@@ -100,7 +100,7 @@ func checkConfigYAML(b []byte) (map[string]position, error) {
 	}
 	root := resolve(doc.Content[0])
 	if root.Kind != yamlnode.MappingNode && !isNull(root) {
-		c.add(root, "(top level)", "must be a mapping of server, log, store, audit and profiles; got %s", describe(root))
+		c.add(root, "(top level)", "must be a mapping of server, log, store, audit, tracing and profiles; got %s", describe(root))
 	} else {
 		c.walk(root, reflect.TypeFor[Config](), "")
 	}

@@ -99,7 +99,7 @@ func TestConfigErrorsReadLikeYAML(t *testing.T) {
 		{
 			name: "a top level that is not a mapping",
 			yaml: "- server\n",
-			want: "line 1, column 1: (top level): must be a mapping of server, log, store, audit and profiles; got a list",
+			want: "line 1, column 1: (top level): must be a mapping of server, log, store, audit, tracing and profiles; got a list",
 		},
 		{
 			name: "a value error on default is reported once, not again for the built-in xml profile",
@@ -249,7 +249,9 @@ func FuzzParseConfig(f *testing.F) {
 		_, err := ParseConfig(b)
 		var ces *ConfigErrors
 		if errors.As(err, &ces) {
-			lines := strings.Count(string(b), "\n") + 1
+			// YAML breaks lines at \r\n, \n and a lone \r (YAML 1.2, 5.4).
+			lines := strings.Count(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n") +
+				strings.Count(strings.ReplaceAll(string(b), "\r\n", "\n"), "\r") + 1
 			for _, ce := range ces.List {
 				if ce.Line > lines {
 					t.Fatalf("error at line %d of a %d-line file: %v", ce.Line, lines, ce)
