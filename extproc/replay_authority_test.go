@@ -86,18 +86,7 @@ func TestReplayAuthorityIsNotThePeers(t *testing.T) {
 				{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: hdrs(":status", "400", "content-type", "application/json")}},
 				respBody([]byte(overflow), true),
 			} {
-				if err := stream.Send(m); err != nil {
-					t.Fatal(err)
-				}
-				for {
-					r, err := stream.Recv()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if r.GetOverrideMessageTimeout() == nil {
-						break
-					}
-				}
+				sendAnswered(t, stream, m)
 			}
 			_ = stream.CloseSend()
 			mu.Lock()

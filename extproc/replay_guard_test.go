@@ -89,18 +89,7 @@ func TestPlainGRPCClientCannotDriveReplays(t *testing.T) {
 			{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: hdrs(":status", tc.status, "content-type", "application/json")}},
 			respBody([]byte(tc.body), true),
 		} {
-			if err := stream.Send(m); err != nil {
-				t.Fatal(err)
-			}
-			for {
-				r, err := stream.Recv()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.GetOverrideMessageTimeout() == nil {
-					break
-				}
-			}
+			sendAnswered(t, stream, m)
 		}
 		_ = stream.CloseSend()
 	}
@@ -168,6 +157,25 @@ func TestReplayErrorsNeverCarryTheKey(t *testing.T) {
 		x.Continue(wire.Turn{Calls: []wire.ExpandCall{{CallID: "c", ID: "sh_00000000000000000000000000000000"}}})
 		if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), "AIzaSyHEADERKEY") {
 			t.Errorf("%s: API key in the logs: %s", target, logs.String())
+		}
+	}
+}
+
+// sendAnswered sends one message on an ext_proc stream and reads until its
+// answer, skipping the message-timeout extensions toolproc sends while a
+// replay runs.
+func sendAnswered(t *testing.T, stream extprocv3.ExternalProcessor_ProcessClient, m *extprocv3.ProcessingRequest) {
+	t.Helper()
+	if err := stream.Send(m); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetOverrideMessageTimeout() == nil {
+			return
 		}
 	}
 }
