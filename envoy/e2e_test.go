@@ -14,21 +14,7 @@ import (
 // TestE2EEnvoyConfig: e2e/envoy.yaml (the real-Envoy end-to-end job's bootstrap) passes the
 // same checks as envoy.yaml and routes exactly envoy.yaml's paths, all to the fake upstream.
 func TestE2EEnvoyConfig(t *testing.T) {
-	doc := func(name string) (map[string]any, []byte) {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d map[string]any
-		if err := json.Unmarshal(js, &d); err != nil {
-			t.Fatal(err)
-		}
-		return d, js
-	}
+	doc := func(name string) (map[string]any, []byte) { return yamlDoc(t, name) }
 	e2e, js := doc("e2e/envoy.yaml")
 	for _, p := range checkBootstrap("e2e/envoy.yaml", js) {
 		t.Error(p)
@@ -61,18 +47,7 @@ func TestE2EEnvoyConfig(t *testing.T) {
 // everything it builds or mounts present in the repository.
 func TestE2ECompose(t *testing.T) {
 	const dir = "e2e"
-	data, err := os.ReadFile(filepath.Join(dir, "docker-compose.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d map[string]any
-	if err := json.Unmarshal(js, &d); err != nil {
-		t.Fatal(err)
-	}
+	d, _ := yamlDoc(t, filepath.Join(dir, "docker-compose.yaml"))
 	services := obj(t, d["services"])
 	for _, name := range []string{"envoy", "toolproc", "fakeupstream"} {
 		s, ok := services[name].(map[string]any)
@@ -110,4 +85,22 @@ func TestE2ECompose(t *testing.T) {
 	if hc := strings.Join(stringList(obj(t, services["toolproc"])["healthcheck"].(map[string]any)["test"]), " "); !strings.Contains(hc, "toolproc healthcheck") {
 		t.Errorf("toolproc's healthcheck %q does not use `toolproc healthcheck` (the image has no shell)", hc)
 	}
+}
+
+// yamlDoc reads a YAML file as JSON: the generic map and the JSON bytes.
+func yamlDoc(t *testing.T, name string) (map[string]any, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(js, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d, js
 }
