@@ -4,11 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
-
 	"github.com/toolproc/toolproc/filters/overflow"
-	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // The ladder's two rungs that leave the history alone: max_tokens (the
@@ -90,7 +86,7 @@ func (x *exchange) ladderBody(rung string, v overflow.Verdict) (body []byte, inj
 	if ok && x.recovery.ladder.outputCap > 0 {
 		// A rung that shrinks the history keeps the lowered output: the
 		// provider said the old one did not fit.
-		if capped, set := outputLimitBody(x.dialect, body, x.recovery.ladder.outputCap); set {
+		if capped, set := overflow.WithOutputLimit(x.dialect, body, x.recovery.ladder.outputCap); set {
 			body = capped
 		}
 	}
@@ -106,71 +102,15 @@ func (x *exchange) maxTokensBody(v overflow.Verdict) ([]byte, bool, bool) {
 	if !ok || fit < x.profile.Recovery.MinOutputTokens || x.rewrite.upstreamBody == nil {
 		return nil, false, false
 	}
-	if cur, set := outputLimit(x.dialect, x.rewrite.upstreamBody); set && cur <= fit {
+	if cur, set := overflow.OutputLimit(x.dialect, x.rewrite.upstreamBody); set && cur <= fit {
 		return nil, false, false // lowering it would not lower it
 	}
-	out, changed := outputLimitBody(x.dialect, x.rewrite.upstreamBody, fit)
+	out, changed := overflow.WithOutputLimit(x.dialect, x.rewrite.upstreamBody, fit)
 	if !changed {
 		return nil, false, false
 	}
 	x.recovery.ladder.outputCap = fit
 	return out, false, true
-}
-
-// outputLimitPath is where dialect d's request names its output limit in
-// body: Anthropic max_tokens; OpenAI Chat max_completion_tokens (or the
-// older max_tokens when that is what the client sent); Responses
-// max_output_tokens; Gemini generationConfig.maxOutputTokens; Bedrock
-// Converse inferenceConfig.maxTokens.
-func outputLimitPath(d wire.Dialect, body []byte) string {
-	switch d {
-	case wire.Anthropic:
-		return "max_tokens"
-	case wire.OpenAIChat:
-		if !gjson.GetBytes(body, "max_completion_tokens").Exists() && gjson.GetBytes(body, "max_tokens").Exists() {
-			return "max_tokens"
-		}
-		return "max_completion_tokens"
-	case wire.OpenAIResponses:
-		return "max_output_tokens"
-	case wire.Gemini:
-		return "generationConfig.maxOutputTokens"
-	case wire.Bedrock:
-		return "inferenceConfig.maxTokens"
-	}
-	return ""
-}
-
-// outputLimit reads the requested output limit; set=false when absent.
-func outputLimit(d wire.Dialect, body []byte) (int, bool) {
-	p := outputLimitPath(d, body)
-	if p == "" {
-		return 0, false
-	}
-	r := gjson.GetBytes(body, p)
-	if r.Type != gjson.Number {
-		return 0, false
-	}
-	return int(r.Int()), true
-}
-
-// outputLimitBody sets the output limit to n, changing no other byte of
-// body (sjson rewrites the one value in place). changed=false when the
-// dialect has no such field, the body is not an object, or n is not
-// lower than what it asks.
-func outputLimitBody(d wire.Dialect, body []byte, n int) ([]byte, bool) {
-	p := outputLimitPath(d, body)
-	if p == "" || !gjson.ParseBytes(body).IsObject() {
-		return nil, false
-	}
-	if cur, set := outputLimit(d, body); set && cur <= n {
-		return nil, false
-	}
-	out, err := sjson.SetBytes(slices.Clone(body), p, n)
-	if err != nil || !gjson.ValidBytes(out) {
-		return nil, false
-	}
-	return out, true
 }
 
 // fallbackModel is the configured larger-window model for this request's
@@ -183,9 +123,7 @@ func (x *exchange) fallbackModel() string {
 	if len(fm) == 0 || x.rewrite.model == "" {
 		return ""
 	}
-	switch x.dialect {
-	case wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic:
-	default:
+	if !overflow.ModelInBody(x.dialect) {
 		return ""
 	}
 	model := strings.ToLower(x.rewrite.model)
@@ -206,13 +144,13 @@ func (x *exchange) fallbackModel() string {
 // gets the request with the least cut from it.
 func (x *exchange) fallbackBody() ([]byte, bool, bool) {
 	to := x.fallbackModel()
-	if to == "" || x.rewrite.upstreamBody == nil || gjson.GetBytes(x.rewrite.upstreamBody, "model").Type != gjson.String {
+	if to == "" || x.rewrite.upstreamBody == nil {
 		return nil, false, false
 	}
 	// upstreamBody changes only when a replay answered: during the ladder
 	// it is the request as first sent.
-	out, err := sjson.SetBytes(slices.Clone(x.rewrite.upstreamBody), "model", to)
-	if err != nil || !gjson.ValidBytes(out) {
+	out, ok := overflow.WithModel(x.dialect, x.rewrite.upstreamBody, to)
+	if !ok {
 		return nil, false, false
 	}
 	return out, x.expansion.expandable, true
