@@ -2,7 +2,9 @@ package compress
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -32,8 +34,16 @@ func loadSessionRecords(t testing.TB, path string) []record {
 		t.Skipf("sessions not available: %v", err)
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = z
+	}
 	var recs []record
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
 	for sc.Scan() {
 		s := gjson.ParseBytes(sc.Bytes())
@@ -213,8 +223,8 @@ func qualitySessions(t *testing.T, name string, recs []record) {
 // that lose facts of it and which, and writes each compressed output next
 // to its input under QUALITY_DUMP: the loop to find what a strategy gets
 // wrong. Set QUALITY_CLASS (T, S, E, X, L, P, J, D, U) to run it;
-// QUALITY_RATIO (default 4) and QUALITY_SET (sessions or corpus) choose the
-// rest. It lists the tuning set only.
+// QUALITY_RATIO (default 4) and QUALITY_SET (sessions, corpus, or committed:
+// the sessions under testenv/sessions/corpus) choose the rest. It lists the tuning set only.
 func TestQualityLosses(t *testing.T) {
 	class := factClass(os.Getenv("QUALITY_CLASS"))
 	if class == "" {
@@ -225,9 +235,12 @@ func TestQualityLosses(t *testing.T) {
 		fmt.Sscan(v, &ratio)
 	}
 	var recs []record
-	if os.Getenv("QUALITY_SET") == "corpus" {
+	switch os.Getenv("QUALITY_SET") {
+	case "corpus":
 		recs = loadRecords(t, corpusDir+"/records.jsonl")
-	} else {
+	case "committed":
+		recs = loadHeldOutSessions(t)
+	default:
 		recs = loadSessionRecords(t, sessionsFile)
 	}
 	dump := os.Getenv("QUALITY_DUMP")
