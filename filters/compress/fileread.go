@@ -47,7 +47,15 @@ func selectFileRead(p *plan) {
 			used += p.lineCost(i)
 		}
 	}
-	b := p.budget
+	// A read that names locations (a plan, a review note or a log citing
+	// `src/a.ts:12`) points at the next read: the markers of its omitted
+	// ranges name them literally, "[… 90 lines omitted: lines 40-129
+	// naming src/a.ts:12, src/b.ts:7 …]", as diagnostic markers do. A
+	// location costs a marker a few dozen bytes where its line costs a
+	// hundred (issue 23, item 2). Up to a quarter of the aim is held back
+	// for them.
+	reserve, listCost := p.locationCost(p.budget / fileReadLocations)
+	b := p.budget - reserve
 	h, t := 0, n-1
 	for h <= t && add(h, b*fileReadHead/100) {
 		h++
@@ -98,6 +106,10 @@ func selectFileRead(p *plan) {
 		if !okH && !okH2 && !okT {
 			break
 		}
+	}
+	if listCost > 0 {
+		p.readLocs = true
+		p.listLeft = max(p.budget-used, reserve, min(listCost, reserve+p.budget/fileReadLocations))
 	}
 }
 
@@ -169,6 +181,9 @@ const (
 	fileReadTail    = 10
 	fileReadOutline = 35
 	fileReadNames   = 80
+	// fileReadLocations: a read's location lists take up to 1/4 of its
+	// aim from selection, and may pass the aim by another 1/4.
+	fileReadLocations = 4
 )
 
 // maxNameLines bounds the lines coverNames scores: past it a read is cut

@@ -395,3 +395,41 @@ func TestCoverNamesBounded(t *testing.T) {
 		t.Error("not deterministic")
 	}
 }
+
+// TestFileReadNamesLocations: a file read that cites locations (a review
+// note, a plan, a saved log) names the `path:line` of every omitted line
+// that holds one, literally, in its range markers; and a read without any
+// is compressed exactly as before (no list, nothing held back).
+func TestFileReadNamesLocations(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 400; i++ {
+		if i%20 == 0 {
+			fmt.Fprintf(&b, "%6d→    // The retry rule this loop follows is written out at pkg/handler/route_%d.go:%d; keep both in step.\n", i, i, i*7)
+			continue
+		}
+		fmt.Fprintf(&b, "%6d→\tresult = append(result, transformValue(input[%d], options))\n", i, i)
+	}
+	text := b.String()
+	h := Hint{ToolName: "Read", Args: `{"file_path":"/src/notes.go"}`}
+	s := Structural(StructuralOptions{TargetRatio: 12})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindFileRead || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	for i := 20; i <= 400; i += 20 {
+		if loc := fmt.Sprintf("pkg/handler/route_%d.go:%d", i, i*7); !strings.Contains(out, loc) {
+			t.Errorf("location %s neither kept nor named:\n%s", loc, out)
+		}
+	}
+	if !regexp.MustCompile(`\[… \d+ lines omitted: lines \d+-\d+ naming pkg/handler/route_\d+\.go:\d+`).MatchString(out) {
+		t.Errorf("no range marker names a location:\n%s", out)
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+	plain := regexp.MustCompile(` at pkg/handler/route_\d+\.go:\d+`).ReplaceAllString(text, " in the handler")
+	out, _ = s.Compress(plain, h)
+	if strings.Contains(out, " naming ") {
+		t.Errorf("a read without locations names some:\n%s", out)
+	}
+}

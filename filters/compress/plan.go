@@ -86,6 +86,7 @@ type plan struct {
 	frameCat   int    // category of traceback frames, or -1
 	scanned    bool   // every line's feat is set
 	locLists   bool   // name the locations of omitted lines in their markers
+	readLocs   bool   // a file read whose omitted ranges name the locations in them
 	usedBytes  int    // what selection counted, markers at markCost
 	markCost   int    // the bytes a gap marker is reckoned at
 	hitLine    []int32
@@ -654,8 +655,15 @@ func (p *plan) locationListReserve() (reserve, all int) {
 	if p.frameCat < 0 {
 		return 0, 0
 	}
+	return p.locationCost(p.budget * 3 / 5)
+}
+
+// locationCost is what listing every distinct location of a line that is
+// neither critical nor never-kept would take (all, counted up to the
+// budget), and that up to most (reserve).
+func (p *plan) locationCost(most int) (reserve, all int) {
 	seen := newSeenSet(len(p.body))
-	n, most := 0, p.budget*3/5
+	n := 0
 	for k, c := range p.cls {
 		if n >= p.budget {
 			break
@@ -704,7 +712,7 @@ func (p *plan) fillSmallGaps() {
 // the locations of the lines they stand for ("… traceback frames at
 // a.py:12, a.py:40, b.py:7"), within what selection reserved (gapLocations).
 func (p *plan) render() (string, int) {
-	p.locLists = p.frameCat >= 0
+	p.locLists = p.frameCat >= 0 || p.readLocs
 	return p.renderOnce()
 }
 
@@ -833,13 +841,19 @@ func (p *plan) reason(i, j int) string {
 				z = p.lineNo(k)
 			}
 		}
+		var r string
 		switch {
 		case a < 0:
-			return p.cats[0]
+			r = p.cats[0]
 		case a == z:
-			return "line " + strconv.Itoa(a)
+			r = "line " + strconv.Itoa(a)
+		default:
+			r = "lines " + strconv.Itoa(a) + "-" + strconv.Itoa(z)
 		}
-		return "lines " + strconv.Itoa(a) + "-" + strconv.Itoa(z)
+		if p.locLists {
+			r += p.gapLocations(i, j, " naming ")
+		}
+		return r
 	}
 	if p.groups != nil {
 		g := p.groupOf(i)
@@ -856,7 +870,7 @@ func (p *plan) reason(i, j int) string {
 	}
 	r := p.categoryReason(i, j)
 	if p.locLists {
-		r += p.gapLocations(i, j)
+		r += p.gapLocations(i, j, " at ")
 	}
 	return r
 }
@@ -875,14 +889,14 @@ func (p *plan) reason(i, j int) string {
 // andMore closes a location list that left some out.
 const andMore = ", and more"
 
-func (p *plan) gapLocations(i, j int) string {
+func (p *plan) gapLocations(i, j int, lead string) string {
 	gapBytes := 0
 	for k := i; k < j; k++ {
 		gapBytes += len(p.line(k)) + 1
 	}
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
-	b.WriteString(" at ")
+	b.WriteString(lead)
 	n, more := 0, false
 	for k := i; k < j; k++ {
 		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featLoc == 0 {
