@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -378,6 +379,14 @@ func continueTurn(d Dialect, request []byte, t Turn, results []ExpandResult) ([]
 	for i, r := range results {
 		if r.Call.CallID != t.Calls[i].CallID {
 			return nil, fmt.Errorf("result %d answers %q, the call is %q", i, r.Call.CallID, t.Calls[i].CallID)
+		}
+		// The assistant part carries the id's bytes as the upstream wrote
+		// them, the result a quoted copy: a JSON string is UTF-8 (RFC 8259
+		// §8.1), so quoting turns invalid bytes into U+FFFD and the two
+		// would no longer pair. No provider writes such ids; the answer
+		// goes to the client as it came.
+		if !utf8.ValidString(r.Call.CallID) {
+			return nil, fmt.Errorf("%w: call %d's id is not valid UTF-8", ErrBadEdit, i)
 		}
 	}
 	if !jsonsafe.Valid(request) {

@@ -347,6 +347,10 @@ func TestContinue(t *testing.T) {
 func TestContinueErrors(t *testing.T) {
 	turn, _, _ := wire.TurnFromAnswer(wire.OpenAIChat, []byte(chatMixed))
 	rs := resultsFor(turn)
+	badID := wire.Turn{
+		Assistant: []byte("{\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"tool\xff_b\",\"name\":\"expand_context\",\"input\":{\"id\":\"sh_b2\"}}}]}"),
+		Calls:     []wire.ExpandCall{{CallID: "tool\xff_b", ID: "sh_b2"}},
+	}
 	cases := []struct {
 		name string
 		d    wire.Dialect
@@ -360,6 +364,9 @@ func TestContinueErrors(t *testing.T) {
 		{"array body", wire.OpenAIChat, `[]`, turn, rs},
 		{"too few results", wire.OpenAIChat, `{"messages":[]}`, turn, nil},
 		{"wrong call", wire.OpenAIChat, `{"messages":[]}`, turn, []wire.ExpandResult{{Call: wire.ExpandCall{CallID: "other"}, Text: "t"}}},
+		// Found by FuzzContinue: the id's bytes, copied into the assistant
+		// part, and its quoted copy in the result did not pair.
+		{"id not UTF-8", wire.Bedrock, `{"messages":[]}`, badID, []wire.ExpandResult{{Call: badID.Calls[0], Text: "t"}}},
 		{"no calls", wire.OpenAIChat, `{"messages":[]}`, wire.Turn{}, nil},
 		{"bad assistant", wire.OpenAIChat, `{"messages":[]}`, wire.Turn{Assistant: []byte(`{"role":`), Calls: turn.Calls}, rs},
 		{"responses assistant not a list", wire.OpenAIResponses, `{"input":[]}`, turn, rs},
