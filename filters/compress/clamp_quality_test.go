@@ -12,13 +12,15 @@ import (
 // the clamp at its defaults (51,200 bytes, 2,000 lines) on every output
 // over them, cut structurally where it can classify the output (Cut, as
 // clamp.structural does) against the head-only clamp, test set and tuning
-// set apart. It needs the shared corpus and sessions and skips without
-// them. Failing tests and summaries are held at 99% on the tuning set.
+// set apart: the committed sessions in any clone, with the shared corpus
+// and sessions when they sit beside the repository. Failing tests and summaries are held at 99% on the tuning set.
 func TestQualityKeylessClamp(t *testing.T) {
 	if raceEnabled {
 		t.Skip("figures come from the run without -race")
 	}
-	recs := append(loadRecords(t, corpusDir+"/records.jsonl"), loadSessionRecords(t, sessionsFile)...)
+	recs := loadHeldOutSessions(t)
+	recs = append(recs, present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })...)
+	recs = append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
 	lim := clamp.Limits{MaxBytes: clamp.DefaultMaxBytes, MaxLines: clamp.DefaultMaxLines}
 	var over []record
 	for _, r := range recs {

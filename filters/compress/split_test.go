@@ -133,7 +133,8 @@ func present(t *testing.T, load func(testing.TB) []record) []record {
 // TestQualitySplit prints the headline figures of every source together,
 // test set and tuning set apart, at 4x and 10x, with head+tail at the same
 // bytes beside; then the test set's Claude Code and pi sessions alone, the
-// agents closest to what runs in the field. The committed sessions are in
+// agents closest to what runs in the field, and the test set as it was
+// before the committed sessions joined it (the shared corpus and sessions). The committed sessions are in
 // every clone; the shared corpus and sessions join when they sit beside the
 // repository. Only the tuning set is held to goals (TestQualityCorpus,
 // TestQualitySessions); the test set is reported.
@@ -141,10 +142,10 @@ func TestQualitySplit(t *testing.T) {
 	if raceEnabled {
 		t.Skip("figures come from the run without -race")
 	}
-	recs := loadHeldOutSessions(t)
-	recs = append(recs, present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })...)
-	recs = append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
-	tuning, test := splitSamples(t, prepare(recs, 2000))
+	shared := present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })
+	shared = append(shared, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
+	_, before := splitSamples(t, prepare(shared, 2000))
+	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), shared...), 2000))
 	var field []sample
 	for _, s := range test {
 		if src := sourceOf(s.record); src == "claude-code-bookminder" || src == "pi-coding-agent" {
@@ -155,10 +156,13 @@ func TestQualitySplit(t *testing.T) {
 		for _, set := range []struct {
 			name    string
 			samples []sample
-		}{{"TEST", test}, {"TEST-CC+pi", field}, {"tuning", tuning}} {
+		}{{"TEST", test}, {"TEST-CC+pi", field}, {"TEST-before", before}, {"tuning", tuning}} {
+			if len(set.samples) == 0 {
+				continue
+			}
 			s, b := runPair(set.samples, ratio)
-			t.Logf("%-10s %2gx structural %s", set.name, ratio, headline(s.all))
-			t.Logf("%-10s %2gx head+tail  %s", set.name, ratio, headline(b.all))
+			t.Logf("%-11s %2gx structural %s", set.name, ratio, headline(s.all))
+			t.Logf("%-11s %2gx head+tail  %s", set.name, ratio, headline(b.all))
 		}
 	}
 }
