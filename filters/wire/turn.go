@@ -158,6 +158,12 @@ func chatAssistant(body []byte, msg gjson.Result) ([]byte, error) {
 			return nil, false
 		}
 		switch k.Str {
+		case "role":
+			// The message goes back as the assistant's turn, and the tool
+			// messages after it answer its tool_calls only if it is one.
+			if v.Type != gjson.String || v.Str != "assistant" {
+				inner = fmt.Errorf("%w: choices[0].message.role is %s, not \"assistant\"", ErrBadEdit, v.Raw)
+			}
 		case "refusal":
 			return nil, v.Type != gjson.Null
 		case "function_call":

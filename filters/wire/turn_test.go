@@ -120,6 +120,14 @@ func TestTurnFromAnswerErrors(t *testing.T) {
 	if _, _, err := wire.TurnFromAnswer(wire.Unknown, []byte(`{}`)); err == nil {
 		t.Error("unknown dialect accepted")
 	}
+	// Found by FuzzContinue: a message whose role is not "assistant" went
+	// back as the turn the tool messages answer.
+	for _, role := range []string{`"assiltant"`, `"user"`, `null`, `1`} {
+		answer := `{"choices":[{"message":{"role":` + role + `,"content":null,"tool_calls":[{"id":"call_2","type":"function","function":{"name":"expand_context","arguments":"{\"id\":\"sh_9\"}"}}]}}]}`
+		if _, _, err := wire.TurnFromAnswer(wire.OpenAIChat, []byte(answer)); !errors.Is(err, wire.ErrBadEdit) {
+			t.Errorf("role %s: %v", role, err)
+		}
+	}
 }
 
 func testdataFile(t *testing.T, name string) []byte {
