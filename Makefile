@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 STATICCHECK_BIN := .tools/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: run build test test-quick deps test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes release-check release-snapshot bench bench-e2e bench-speed bench-sessions quality fuzz lint fmt clean
+.PHONY: run build test test-quick deps test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes release-check release-snapshot bench bench-e2e bench-speed bench-sessions quality fuzz fuzz-targets fuzz-one lint fmt clean
 
 # The release version stamped into the binary (toolproc version, the startup
 # log, toolproc_build_info): the nearest tag from git describe, e.g.
@@ -175,13 +175,24 @@ bench-speed:
 	$(GO) test -run='^$$' -bench='^Benchmark(Request|Rewrite|ScanOnly)$$' -benchmem -count=$(COUNT) ./extproc/
 	$(GO) test -run='^$$' -bench='^Benchmark(Check|CheckToolOutputs|Parse|Unquote)' -benchmem -count=$(COUNT) ./filters/jsonsafe/ ./filters/wire/
 
-# Short fuzzing of every fuzz target (FUZZTIME each).
+# Short fuzzing of every fuzz target (FUZZTIME each). -timeout=0: go test's
+# default 10-minute timeout would end a FUZZTIME=10m run as a failure.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s $$pkg; \
-	  done; \
+	@set -e; for t in $$($(MAKE) -s fuzz-targets); do \
+	  echo "== $$t"; $(MAKE) -s fuzz-one FUZZ_TARGET=$$t; \
 	done
+
+# Every fuzz target as package:Target, one per line (the nightly fuzz
+# workflow runs each on its own runner).
+fuzz-targets:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do echo "$$pkg:$$f"; done; \
+	done
+
+# One fuzz target, FUZZ_TARGET=package:Target, for FUZZTIME.
+fuzz-one:
+	@test -n "$(FUZZ_TARGET)" || { echo "FUZZ_TARGET=package:Target" >&2; exit 2; }
+	$(GO) test -run='^$$' -fuzz='^$(lastword $(subst :, ,$(FUZZ_TARGET)))$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s -timeout=0 $(firstword $(subst :, ,$(FUZZ_TARGET)))
 
 $(STATICCHECK_BIN):
 	@mkdir -p .tools/tmp

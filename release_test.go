@@ -315,8 +315,8 @@ func TestWorkflows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 {
-		t.Errorf("workflows %v, want ci, release and envoy-e2e", files)
+	if len(files) != 4 {
+		t.Errorf("workflows %v, want ci, release, envoy-e2e and fuzz", files)
 	}
 	for _, f := range files {
 		w, _ := loadWorkflow(t, filepath.Base(f))
@@ -366,5 +366,15 @@ func TestWorkflows(t *testing.T) {
 	}
 	if _, err := os.Stat("envoy/e2e/docker-compose.yaml"); err != nil {
 		t.Fatal(err)
+	}
+
+	fz, runs := loadWorkflow(t, "fuzz.yaml")
+	if _, ok := fz.On["schedule"]; !ok {
+		t.Errorf("fuzz.yaml runs on %v, want a schedule", fz.On)
+	}
+	for _, want := range []string{"make -s fuzz-targets", "make fuzz-one", "FUZZTIME=10m"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("fuzz.yaml does not run %q", want)
+		}
 	}
 }
