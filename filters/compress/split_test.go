@@ -45,17 +45,27 @@ var sourceSet = map[string]string{
 	"claude-code-spotter":    "tuning", // Claude Code 2.1.38-39, marot/spotter (Go, TypeScript)
 	"claude-code-bookminder": "test",   // Claude Code subagents, palimondo/BookMinder (Python)
 	"pi-coding-agent":        "test",   // pi coding agent, badlogic/pi-mono (TypeScript)
+	// Added by issue 23 item 3, placed before any of their outputs was
+	// compressed: new sources alternate tuning, test, by order of addition.
+	"claude-code-specstory":    "tuning", // Claude Code via SpecStory markdown, specstoryai/getspecstory (Go)
+	"codex-cli-emailbuddy":     "test",   // Codex CLI via SpecStory markdown, IngoS11/EmailBuddy (JavaScript)
+	"claude-code-yinmod":       "tuning", // Claude Code via SpecStory markdown, Excellencedev/yin-minecraft-mod (Java)
+	"claude-code-munsellspace": "test",   // Claude Code via SpecStory markdown, ChrisGVE/MunsellSpace (Rust)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
 var sessionAgents = map[string]string{
-	"openhands-claude35":     "openhands-claude35",
-	"mini-swe-agent-gemini3": "mini-swe-agent-gemini3",
-	"swe-agent":              "swe-agent-session",
-	"openhands-llama4-msb":   "openhands-llama4-msb",
-	"claude-code-spotter":    "claude-code-spotter",
-	"claude-code-bookminder": "claude-code-bookminder",
-	"pi-coding-agent":        "pi-coding-agent",
+	"openhands-claude35":       "openhands-claude35",
+	"mini-swe-agent-gemini3":   "mini-swe-agent-gemini3",
+	"swe-agent":                "swe-agent-session",
+	"openhands-llama4-msb":     "openhands-llama4-msb",
+	"claude-code-spotter":      "claude-code-spotter",
+	"claude-code-bookminder":   "claude-code-bookminder",
+	"pi-coding-agent":          "pi-coding-agent",
+	"claude-code-specstory":    "claude-code-specstory",
+	"codex-cli-emailbuddy":     "codex-cli-emailbuddy",
+	"claude-code-yinmod":       "claude-code-yinmod",
+	"claude-code-munsellspace": "claude-code-munsellspace",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
