@@ -171,30 +171,41 @@ func CommandLine(args gjson.Result) string {
 
 // kindFromCommand classifies a shell command line. A test runner anywhere in
 // it wins (the output is a test log even when piped through tail); otherwise
-// the last stage of the last pipeline decides.
+// the last stage of the last pipeline decides, except that a filter reading
+// the pipe (`| head -20`, `| grep -v x`, `| sort`) passes on the kind of what
+// it reads: `grep -rn x . | head` prints search hits, `python run.py | tail`
+// whatever run.py prints, and neither is a file read.
 func kindFromCommand(cmd string) Kind {
 	if cmd == "" {
 		return ""
 	}
 	var last Kind
 	for _, seg := range splitCommand(cmd) {
-		k := classifyProgram(seg)
+		k := classifyProgram(seg.cmd)
 		if k == KindTestLog {
 			return KindTestLog
 		}
-		if k != "" || seg != "" {
-			last = k
+		if seg.piped && isPipeFilter(seg.cmd) {
+			continue
 		}
+		last = k
 	}
 	return last
 }
 
+// A commandPart is one command of a command line; piped when its input is
+// the previous command's output.
+type commandPart struct {
+	cmd   string
+	piped bool
+}
+
 // splitCommand splits on the shell's list and pipe operators outside
 // quotes: grep "a\|b" is one command.
-func splitCommand(cmd string) []string {
-	var parts []string
+func splitCommand(cmd string) []commandPart {
+	var parts []commandPart
 	var quote byte
-	start := 0
+	start, piped := 0, false
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
 		switch {
@@ -206,15 +217,61 @@ func splitCommand(cmd string) []string {
 			quote = c
 		case c == '|' || c == ';' || c == '&' || c == '\n':
 			if p := strings.TrimSpace(cmd[start:i]); p != "" {
-				parts = append(parts, p)
+				parts = append(parts, commandPart{p, piped})
 			}
+			// "|" pipes, "||" does not; "|&" pipes stderr too.
+			piped = c == '|' && !(i+1 < len(cmd) && cmd[i+1] == '|') && !(i > 0 && cmd[i-1] == '|')
 			start = i + 1
 		}
 	}
 	if p := strings.TrimSpace(cmd[start:]); p != "" {
-		parts = append(parts, p)
+		parts = append(parts, commandPart{p, piped})
 	}
 	return parts
+}
+
+// pipeFilters are the programs that, reading a pipe, print some of what
+// they read unchanged (a count or a rewrite is not that: wc, jq, awk with a
+// program are left out), with how many operands they take before a file:
+// a pattern or a script for grep and sed, none for the others.
+var pipeFilters = map[string]int{
+	"head": 0, "tail": 0, "sort": 0, "uniq": 0, "cat": 0, "less": 0, "more": 0, "tee": 0, "cut": 0, "tr": 2,
+	"grep": 1, "egrep": 1, "fgrep": 1, "rg": 1, "sed": 1,
+}
+
+// isPipeFilter reports whether a piped command reads only the pipe: a
+// filter program with no file operand.
+func isPipeFilter(seg string) bool {
+	words := strings.Fields(seg)
+	if len(words) == 0 {
+		return false
+	}
+	operands, ok := pipeFilters[words[0]]
+	if !ok {
+		return false
+	}
+	n := 0
+	for k := 1; k < len(words); k++ {
+		w := words[k]
+		switch {
+		case strings.HasPrefix(w, "-") && len(w) > 1:
+			// A flag; "-n 20", "-A 3", "-e PAT" take the next word.
+			if len(w) == 2 && strings.ContainsRune("nABCcdfkmte", rune(w[1])) && k+1 < len(words) {
+				if w[1] == 'e' {
+					n++ // -e PAT is the pattern
+				}
+				k++
+			}
+		case w == "2>&1" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>"):
+			// Redirections are not operands.
+		default:
+			if digits(w) == len(w) {
+				continue // a count written apart ("head -n 20" read loosely)
+			}
+			n++
+		}
+	}
+	return n <= operands
 }
 
 func classifyProgram(seg string) Kind {

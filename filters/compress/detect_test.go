@@ -52,6 +52,14 @@ func TestDetect(t *testing.T) {
 		{"bash cat", "package a\nfunc A() {}\n", bash("cat a.go"), KindFileRead},
 		{"bash sed -n", "line\n", bash("sed -n 1,20p a.go"), KindFileRead},
 		{"bash grep -l is a listing", pathsOut, bash("grep -rl A ."), KindDirListing},
+		// A filter reading the pipe passes on what it reads (issue 23).
+		{"grep piped to head", grepOut, bash(`grep -rn "A" src | head -20`), KindSearch},
+		{"grep piped to grep -v and head -n", grepOut, bash(`grep -rn A src/ --include="*.go" | grep -iv test | head -n 20`), KindSearch},
+		{"script piped to tail is not a read", pyTB, bash("python repro.py 2>&1 | tail -30"), KindTraceback},
+		{"ls piped to sort", pathsOut, bash("find . -name '*.go' | sort | head"), KindDirListing},
+		{"head of a file is a read", "package a\nfunc A() {}\n", bash("head -50 a.go"), KindFileRead},
+		{"piped into a reader of files", "package a\nfunc A() {}\n", bash("echo a.go | xargs cat"), KindText},
+		{"or is not a pipe", "package a\nfunc A() {}\n", bash("cat a.go || cat b.go"), KindFileRead},
 		{"env and wrappers", pytestOut, bash("PYTHONPATH=. timeout 60 pytest"), KindTestLog},
 		{"sympy bin/test", "test_a ok\ntest_b F\n tests finished: 1 passed, 1 failed\n", bash("PYTHONWARNINGS='x' bin/test -C a.py"), KindTestLog},
 		{"django runtests", "Ran 3 tests in 0.1s\nOK\n", bash("./tests/runtests.py --verbosity 2 x"), KindTestLog},
@@ -128,6 +136,30 @@ func TestDetectCorpusFormats(t *testing.T) {
 		t.Logf("%-16s %3d/%3d detected as %s", f, n-wrong[f], n, want[f])
 		if float64(wrong[f]) > 0.02*float64(n) {
 			t.Errorf("%s: %d of %d misdetected", f, wrong[f], n)
+		}
+	}
+}
+
+// TestParseHitDatedNames: a file name holding "-12-" (a date, a version)
+// is not grep's context form "path-12-text" when the same path goes on to
+// grep's match form "path:121:text" (issue 23: a history of dated notes
+// grouped every hit under ".specstory/history/2026").
+func TestParseHitDatedNames(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		path  string
+		n     int
+		match bool
+	}{
+		{".specstory/history/2026-02-12_17-20-59Z-notice.md:121:    58→var x = 1", ".specstory/history/2026-02-12_17-20-59Z-notice.md", 121, true},
+		{"logs/run-2024-01-05.txt:7:ERROR x", "logs/run-2024-01-05.txt", 7, true},
+		{"src/a.go-12-\tcontext line", "src/a.go", 12, false},
+		{"src/a.go:12:func A() {}", "src/a.go", 12, true},
+		{"plain text: no hit", "", 0, false},
+	} {
+		path, n, match := parseHit(c.line)
+		if path != c.path || n != c.n || match != c.match {
+			t.Errorf("parseHit(%q) = %q, %d, %v; want %q, %d, %v", c.line, path, n, match, c.path, c.n, c.match)
 		}
 	}
 }

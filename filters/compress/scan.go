@@ -350,6 +350,7 @@ func parseHit(l string) (path string, line int, match bool) {
 	if len(l) > 4096 {
 		l = l[:4096]
 	}
+	colonHit := -2 // where a "path:12:" separator is, -1 for none; -2 until looked for
 	for i := 1; i < len(l); i++ {
 		c := l[i]
 		if c == ' ' || c == '\t' {
@@ -359,6 +360,19 @@ func parseHit(l string) (path string, line int, match bool) {
 			continue
 		}
 		d := digits(l[i+1:])
+		if c == '-' && d > 0 {
+			// A file name may hold "-12-" (dates, versions): the match
+			// form's colon later in the same path is the separator.
+			if colonHit == -2 {
+				colonHit = matchColon(l[i:])
+				if colonHit >= 0 {
+					colonHit += i
+				}
+			}
+			if colonHit > i {
+				continue
+			}
+		}
 		if d == 0 || d > 9 || i+1+d >= len(l) || l[i+1+d] != c {
 			if c == ':' && !(i == 1 && i+1 < len(l) && l[i+1] == '\\') {
 				// A ':' that is not a Windows drive ends the path.
@@ -380,4 +394,20 @@ func parseHit(l string) (path string, line int, match bool) {
 		return path, n, c == ':'
 	}
 	return "", 0, false
+}
+
+// matchColon returns the index in s of the first ':' followed by one to
+// nine digits and another ':', before any blank, or -1.
+func matchColon(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t':
+			return -1
+		case ':':
+			if d := digits(s[i+1:]); d > 0 && d <= 9 && i+1+d < len(s) && s[i+1+d] == ':' {
+				return i
+			}
+		}
+	}
+	return -1
 }
