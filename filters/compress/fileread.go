@@ -297,11 +297,18 @@ func appendCodeNames(code string, ids []uint64, from int) []uint64 {
 			i++
 			continue
 		}
-		j := i
-		for j < len(code) && (isWordByte(code[j]) || code[j] == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
+		// The word's end and isCodeName's answer in one pass: a name
+		// byte other than a lower-case letter, or an inner capital.
+		j, name := i, false
+		for j < len(code) {
+			c := code[j]
+			if !isWordByte(c) && !(c == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
+				break
+			}
+			name = name || codeNameByte[c] || j > i && c >= 'A' && c <= 'Z'
 			j++
 		}
-		if w := code[i:j]; len(w) >= 6 && isCodeName(w) && len(ids)-from < 32 {
+		if w := code[i:j]; len(w) >= 6 && name && len(ids)-from < 32 {
 			id := uint64(14695981039346656037) // FNV-1a
 			for k := 0; k < len(w); k++ {
 				id = (id ^ uint64(w[k])) * 1099511628211
@@ -350,6 +357,9 @@ func codeNames(code string, out []string) []string {
 	}
 	return out
 }
+
+// codeNameByte are the bytes that make any word a code name (isCodeName).
+var codeNameByte = setOf("_.0123456789")
 
 // isCodeName: a word with an underscore, a digit, a dot or an inner
 // capital, not a plain word of prose.

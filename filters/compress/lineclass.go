@@ -26,9 +26,29 @@ func trimRight(s string) string {
 	return s[:j]
 }
 
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
+func isWordByte(c byte) bool { return byteClass[c]&classWord != 0 }
+
+// byteClass holds, per byte, the classes the scanners ask of it: one load
+// instead of a chain of range tests, in loops that read every byte of a
+// file read's names or a path (issue 23).
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		if b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' {
+			t[c] |= classWord | classPath
+		}
+		switch b {
+		case '.', '/', '\\', '-', '+', '@', '~':
+			t[c] |= classPath
+		}
+	}
+	return t
+}()
+
+const (
+	classWord uint8 = 1 << iota // isWordByte
+	classPath                   // isPathByte
+)
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -670,9 +690,7 @@ func collapsedHash(s string) uint64 {
 	return h
 }
 
-func isPathByte(c byte) bool {
-	return isWordByte(c) || c == '.' || c == '/' || c == '\\' || c == '-' || c == '+' || c == '@' || c == '~'
-}
+func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
 
 // hasSourceExt: "a/b.py", "x.go", "C:\\x\\y.cs" — a name with a short
 // alphanumeric extension that is not all digits (so 12.5:30 is not a path).
