@@ -414,13 +414,13 @@ func isErrorLineIn(l string, m lineBits) bool {
 		return true
 	}
 	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
-		m.has('S') && strings.Contains(t, "Segmentation fault") ||
+		m.has('S') && m.has('g') && m.has('f') && strings.Contains(t, "Segmentation fault") ||
 		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
 		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}
 	// "error:", "Error:", "ERROR:", "error[".
-	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) {
+	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') && (m.has('e') || m.has('E')) || m.has('E') && m.has('R') && m.has('O')) && hasErrorWord(t) {
 		return true
 	}
 	// A word ending in Error or Exception.
@@ -522,9 +522,14 @@ func isWarnLineIn(l string, m lineBits) bool {
 		l = l[:2000]
 	}
 	upperW, colon := m.has('W'), m.has(':')
-	return upperW && m.has('N') && strings.Contains(l, "WARN") || upperW && colon && strings.Contains(l, "Warning:") ||
-		m.has('w') && colon && strings.Contains(l, "warning:") || m.has('[') && strings.Contains(l, "[warn") ||
-		m.has('=') && strings.Contains(l, "level=warn") || upperW && strings.Contains(l, "Warning ")
+	// Every search below needs "arn" but the first, which needs "ARN".
+	if !(upperW && m.has('N') && m.has('A') && m.has('R')) && !(m.has('a') && m.has('r') && m.has('n')) {
+		return false
+	}
+	lowerW, arning := m.has('w'), m.has('i') && m.has('g')
+	return upperW && m.has('N') && strings.Contains(l, "WARN") || upperW && colon && arning && strings.Contains(l, "Warning:") ||
+		lowerW && colon && arning && strings.Contains(l, "warning:") || lowerW && m.has('[') && strings.Contains(l, "[warn") ||
+		lowerW && m.has('=') && strings.Contains(l, "level=warn") || upperW && arning && strings.Contains(l, "Warning ")
 }
 
 // isLogError matches error-level log records that isErrorLine misses.
@@ -538,10 +543,11 @@ func isLogErrorIn(l string, m lineBits) bool {
 	upperE, bracket := m.has('E'), m.has('[')
 	// containsWord(l, w) is strings.Contains(l, " "+w) without a search
 	// that stops at every space.
-	return upperE && m.has('R') && m.has('O') && containsWord(l, "ERROR ") || bracket && upperE && strings.Contains(l, "[ERROR]") ||
-		bracket && m.has('e') && strings.Contains(l, "[error]") || m.has('=') && strings.Contains(l, "level=error") ||
+	upperRO, lowerEro := m.has('R') && m.has('O'), m.has('e') && m.has('r') && m.has('o')
+	return upperE && upperRO && containsWord(l, "ERROR ") || bracket && upperE && upperRO && strings.Contains(l, "[ERROR]") ||
+		bracket && lowerEro && strings.Contains(l, "[error]") || m.has('=') && lowerEro && strings.Contains(l, "level=error") ||
 		m.has('C') && m.has('L') && strings.Contains(l, "CRITICAL") || m.has('S') && m.has('V') && strings.Contains(l, "SEVERE") ||
-		m.has('"') && strings.Contains(l, "\"level\":\"error\"") || upperE && containsWord(l, "E ") && hasTimestamp(l)
+		m.has('"') && lowerEro && strings.Contains(l, "\"level\":\"error\"") || upperE && containsWord(l, "E ") && hasTimestamp(l)
 }
 
 // hasTimestamp looks for a date (2024-05-20, 2024/05/20) or a clock time
@@ -671,6 +677,22 @@ func collapsedHash(s string) uint64 {
 	h := uint64(hashSeed)
 	started, pending := false, false
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII, the common case, inline: the same steps as below
+			// without a call per byte.
+			if asciiSpace[c] {
+				pending = started
+			} else {
+				if pending {
+					h = (h ^ ' ') * fnvPrime
+					pending = false
+				}
+				started = true
+				h = (h ^ uint64(c)) * fnvPrime
+			}
+			i++
+			continue
+		}
 		r, size := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
@@ -689,6 +711,9 @@ func collapsedHash(s string) uint64 {
 	}
 	return h
 }
+
+// asciiSpace are the ASCII bytes unicode.IsSpace accepts.
+var asciiSpace = setOf("\t\n\v\f\r ")
 
 func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
 

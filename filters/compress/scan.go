@@ -286,11 +286,12 @@ func isLsLine(l string) bool {
 // treeDepth returns where the name starts in a `tree` row ("│   ├── a.go"),
 // or -1 when l is not one.
 func treeDepth(l string) int {
-	m := bitsOf(l)
+	// Most lines hold none of the marks' first bytes; three byte searches
+	// say so without a search per mark.
+	if strings.IndexByte(l, "├"[0]) < 0 && strings.IndexByte(l, '|') < 0 && strings.IndexByte(l, '`') < 0 {
+		return -1
+	}
 	for _, mark := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
-		if !m.has(mark[0]) {
-			continue // the line lacks the mark's first byte: skip the search
-		}
 		if i := strings.Index(l, mark); i >= 0 {
 			return i + len(mark)
 		}
