@@ -214,3 +214,9 @@ func firstBlankAfterColon(l string) bool {
 	}
 	return false
 }
+
+// locationKey is locationHash's hash of a location already split by
+// locationParts: callers that need both read the line once.
+func locationKey(path, line string) uint64 {
+	return hashAdd(hashAdd(hashAdd(hashSeed, path), ":"), line)
+}
