@@ -415,7 +415,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 	}
 	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
 		m.has('S') && m.has('g') && m.has('f') && strings.Contains(t, "Segmentation fault") ||
-		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
+		m.has('u') && m.has('m') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "core dumped") ||
 		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}

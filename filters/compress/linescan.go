@@ -126,15 +126,46 @@ func (s lineScan) mayBeSummary() bool {
 	if s.t == "" {
 		return false
 	}
-	if c := s.t[0]; c == '=' || c == '!' || summaryStart[c] {
+	// rspec's "3 examples, 1 failure" and an exit notice may be anywhere;
+	// every other summary starts with what its first byte says.
+	m := s.bits
+	if m.has('x') && m.has(',') && m.has('f') || s.mayBeExitNotice() {
 		return true
 	}
-	return s.bits.has('x') && s.bits.has(',') || s.mayBeExitNotice()
+	switch t := s.t; t[0] {
+	case '=', '!', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	case 'E':
+		return t == "ERRORS!"
+	case 'e':
+		return strings.HasPrefix(t, "error: ")
+	case 'S':
+		return strings.HasPrefix(t, "Snapshots:")
+	case 'D':
+		return strings.HasPrefix(t, "DO *NOT* COMMIT")
+	case 'R':
+		return strings.HasPrefix(t, "Ran ")
+	case 'O':
+		return strings.HasPrefix(t, "OK")
+	case 'P':
+		return strings.HasPrefix(t, "PASS")
+	case 'o':
+		return strings.HasPrefix(t, "ok")
+	case 't':
+		return strings.HasPrefix(t, "test")
+	case 'T':
+		return strings.HasPrefix(t, "Test")
+	case 'F':
+		return strings.HasPrefix(t, "FAIL")
+	}
+	return false
 }
 
-// mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)).
+// mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)): it needs a
+// "make" prefix, or "xit" or "XIT".
 func (s lineScan) mayBeExitNotice() bool {
-	return !s.plain || s.first() == 'm' || s.bits.has('x') || s.bits.has('X')
+	m := s.bits
+	return !s.plain || s.first() == 'm' || m.has('x') && m.has('i') && m.has('t') || m.has('X') && m.has('I') && m.has('T')
 }
 
 // failFirst and failLast are the bytes a line isFailingTest accepts can
@@ -164,7 +195,8 @@ func (s lineScan) mayBePassingTest(l string) bool {
 	if s.t == "" {
 		return false
 	}
-	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] || containsWord(l, "... skipped ")
+	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] ||
+		s.bits.has('k') && s.bits.has('p') && s.bits.has('d') && containsWord(l, "... skipped ")
 }
 
 // sectionFirst are the first bytes isSectionStart accepts.
