@@ -297,17 +297,20 @@ func appendCodeNames(code string, ids []uint64, from int) []uint64 {
 			i++
 			continue
 		}
-		// The word's end and isCodeName's answer in one pass: a name
-		// byte other than a lower-case letter, or an inner capital.
-		j, name := i, false
+		// The word's end and isCodeName's answer in one pass, one table
+		// load a byte: an underscore, a digit or a dot anywhere, or a
+		// capital after the first byte.
+		first, inner := byteClass[code[i]], uint8(0)
+		j := i + 1
 		for j < len(code) {
-			c := code[j]
-			if !isWordByte(c) && !(c == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
+			k := byteClass[code[j]]
+			if k&classWord == 0 && !(code[j] == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
 				break
 			}
-			name = name || codeNameByte[c] || j > i && c >= 'A' && c <= 'Z'
+			inner |= k
 			j++
 		}
+		name := (first|inner)&classNameMark != 0 || inner&classUpper != 0
 		if w := code[i:j]; len(w) >= 6 && name && len(ids)-from < 32 {
 			id := uint64(14695981039346656037) // FNV-1a
 			for k := 0; k < len(w); k++ {
@@ -357,9 +360,6 @@ func codeNames(code string, out []string) []string {
 	}
 	return out
 }
-
-// codeNameByte are the bytes that make any word a code name (isCodeName).
-var codeNameByte = setOf("_.0123456789")
 
 // isCodeName: a word with an underscore, a digit, a dot or an inner
 // capital, not a plain word of prose.

@@ -41,13 +41,21 @@ var byteClass = func() (t [256]uint8) {
 		case '.', '/', '\\', '-', '+', '@', '~':
 			t[c] |= classPath
 		}
+		if b == '_' || b == '.' || b >= '0' && b <= '9' {
+			t[c] |= classNameMark
+		}
+		if b >= 'A' && b <= 'Z' {
+			t[c] |= classUpper
+		}
 	}
 	return t
 }()
 
 const (
-	classWord uint8 = 1 << iota // isWordByte
-	classPath                   // isPathByte
+	classWord     uint8 = 1 << iota // isWordByte
+	classPath                       // isPathByte
+	classNameMark                   // makes any word a code name (isCodeName)
+	classUpper                      // a capital: makes a code name after a word's first byte
 )
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
