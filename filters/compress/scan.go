@@ -164,7 +164,10 @@ func (s *scanStats) line(l string) {
 	} else if isPathLine(l) {
 		s.pathLines++
 	}
-	if hasTimestamp(l) || isLogErrorIn(l, sc.bits) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
+	m := sc.bits
+	info := m.has('I') && m.has('N') && m.has('F') && m.has('O')
+	if m.has('0') && hasTimestamp(l) || isLogErrorIn(l, m) || info && containsWord(l, "INFO ") ||
+		m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]") {
 		s.logLines++
 	}
 }
