@@ -142,7 +142,7 @@ func (s *scanStats) line(l string) {
 			s.testStrong++
 		}
 	}
-	if strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ") {
+	if t != "" && t[0] == '<' && (strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ")) {
 		s.testStrong++
 	}
 	if strings.HasPrefix(t, "Traceback (most recent call last)") || strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, "]:") ||
