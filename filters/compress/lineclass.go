@@ -565,6 +565,10 @@ func hasTimestamp(l string) bool {
 		l = l[:48]
 	}
 	for i := 0; i+8 <= len(l); i++ {
+		if !isDigit(l[i+1]) {
+			i++ // both forms need digits at i and i+1: neither starts here or at i+1
+			continue
+		}
 		if isDigit(l[i]) && isDigit(l[i+1]) && l[i+2] == ':' && isDigit(l[i+3]) && isDigit(l[i+4]) && l[i+5] == ':' && isDigit(l[i+6]) && isDigit(l[i+7]) {
 			return true
 		}

@@ -133,8 +133,13 @@ func (s lineScan) mayBeSummary() bool {
 		return true
 	}
 	switch t := s.t; t[0] {
-	case '=', '!', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	case '=', '!':
 		return true
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// pytest -q's and mocha's counts: a space after the digits.
+		d := digits(t)
+		return d < len(t) && t[d] == ' '
+
 	case 'E':
 		return t == "ERRORS!"
 	case 'e':
@@ -184,7 +189,31 @@ func (s lineScan) mayBeFailingTest() bool {
 	if !s.plain || strings.HasSuffix(s.t, "%]") {
 		return true
 	}
-	return s.t != "" && (failFirst[s.t[0]] || failLast[s.t[len(s.t)-1]])
+	if s.t == "" {
+		return false
+	}
+	if failLast[s.t[len(s.t)-1]] {
+		return true
+	}
+	if c := s.t[0]; isDigit(c) {
+		// A numbered failure heading: "1) Cart sums".
+		d := digits(s.t)
+		return d < len(s.t) && s.t[d] == ')'
+	}
+	return failFirst[s.t[0]]
+}
+
+// mayBeTreeRow gates treeDepth: its marks start with '|', '`' or a
+// non-ASCII byte.
+func (s lineScan) mayBeTreeRow() bool {
+	return !s.plain || s.bits.has('|') || s.bits.has('`')
+}
+
+// mayBePathLine gates isPathLine: a path line holds none of the marks
+// below (a line too long to scan is read in full).
+func (s lineScan) mayBePathLine() bool {
+	m := s.bits
+	return m == allBits || !(m.has('"') || m.has('(') || m.has('[') || m.has('<') || m.has('=') || m.has(','))
 }
 
 // mayBePassingTest gates isPassingTest.

@@ -48,6 +48,7 @@ func scan(text string) scanStats {
 }
 
 func (s *scanStats) add(text string) {
+	ansi := strings.IndexByte(text, 0x1b) >= 0 // else no line needs stripANSI
 	prevMinus := false
 	oldLeft, newLeft := 0, 0 // lines still expected in the current diff hunk
 	for len(text) > 0 {
@@ -105,12 +106,14 @@ func (s *scanStats) add(text string) {
 		if isDiffHeader(l) && !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
 			s.diffBody++
 		}
-		s.line(l)
+		s.line(l, ansi)
 	}
 }
 
-func (s *scanStats) line(l string) {
-	l = stripANSI(l)
+func (s *scanStats) line(l string, ansi bool) {
+	if ansi {
+		l = stripANSI(l)
+	}
 	if st := numberedLine(l); st != numNone {
 		s.numbered++
 		l = stripNumber(l, st)
@@ -152,19 +155,20 @@ func (s *scanStats) line(l string) {
 	if isErrorLineIn(l, sc.bits) {
 		s.diagnostics++
 	}
-	if hitPath(l) != "" {
+	m := sc.bits
+	// A hit has digits after its path, a plain hit a colon.
+	if m.has('0') && hitPath(l) != "" {
 		s.hits++
-	} else if plainHitPath(l) != "" {
+	} else if m.has(':') && plainHitPath(l) != "" {
 		s.plainHits++
 	}
 	if isLsLine(l) {
 		s.lsLines++
-	} else if treeDepth(l) >= 0 {
+	} else if sc.mayBeTreeRow() && treeDepth(l) >= 0 {
 		s.treeLines++
-	} else if isPathLine(l) {
+	} else if sc.mayBePathLine() && isPathLine(l) {
 		s.pathLines++
 	}
-	m := sc.bits
 	info := m.has('I') && m.has('N') && m.has('F') && m.has('O')
 	if m.has('0') && hasTimestamp(l) || isLogErrorIn(l, m) || info && containsWord(l, "INFO ") ||
 		m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]") {
