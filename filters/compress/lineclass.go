@@ -641,17 +641,15 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 	return "", ""
 }
 
-// locationHash is the hash of location(l), without building it; ok is false
-// when l names no location.
-func locationHash(l string) (h uint64, ok bool) { return locationHashIn(l, allBits) }
-
-// locationHashIn is locationHash for a line whose bytes m holds.
+// locationHashIn is the hash of location(l) (locationKey), without
+// building it, for a line whose bytes m holds; ok is false when l names no
+// location.
 func locationHashIn(l string, m lineBits) (h uint64, ok bool) {
 	path, line := locationPartsIn(l, m)
 	if path == "" && line == "" {
 		return 0, false
 	}
-	return hashAdd(hashAdd(hashAdd(hashSeed, path), ":"), line), true
+	return locationKey(path, line), true
 }
 
 // hashAdd is the keys of the classifiers' seen-sets, which hold eight

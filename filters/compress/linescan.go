@@ -241,7 +241,7 @@ func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.firs
 func (s lineScan) features(l string) lineFeat {
 	var f lineFeat
 	m := s.bits
-	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHash fails
+	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHashIn fails
 		f |= featLoc
 	}
 	if (!s.plain || sectionFirst[s.first()]) && isSectionStart(l) {
@@ -276,8 +276,9 @@ func firstBlankAfterColon(l string) bool {
 	return false
 }
 
-// locationKey is locationHash's hash of a location already split by
-// locationParts: callers that need both read the line once.
+// locationKey is the hash of the location path:line (the key of the
+// classifiers' location sets), from its parts: callers that need both the
+// parts and the hash read the line once.
 func locationKey(path, line string) uint64 {
 	return hashAdd(hashAdd(hashAdd(hashSeed, path), ":"), line)
 }

@@ -44,7 +44,7 @@ type lineClass struct {
 type lineFeat uint8
 
 const (
-	featLoc          lineFeat = 1 << iota // names a location (set when it may, cleared when locationHash fails)
+	featLoc          lineFeat = 1 << iota // names a location (set when it may, cleared when locationHashIn fails)
 	featSectionStart                      // isSectionStart
 	featSectionEnd                        // isSectionEnd
 	featMaybeFrames                       // may open a block of traceback frames (see rankFrames)
