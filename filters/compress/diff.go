@@ -153,6 +153,9 @@ func diffPath(l string) string {
 
 // isDiffHeader matches the per-file header lines of unified and git diffs.
 func isDiffHeader(l string) bool {
+	if l == "" || !diffHeaderFirst[l[0]] {
+		return false // most lines start with none of the prefixes' bytes
+	}
 	for _, pre := range [...]string{
 		"diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
 		"similarity index", "dissimilarity index", "rename from", "rename to", "copy from", "copy to",
@@ -164,6 +167,9 @@ func isDiffHeader(l string) bool {
 	}
 	return false
 }
+
+// diffHeaderFirst are the first bytes of isDiffHeader's prefixes.
+var diffHeaderFirst = setOf("d-+inosrcBGO")
 
 // hunkCounts reads "@@ -a,b +c,d @@" and returns b and d (1 when omitted).
 // For a combined diff ("@@@ -a,b -c,d +e,f @@@") it returns the first old

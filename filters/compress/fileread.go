@@ -312,11 +312,21 @@ func appendCodeNames(code string, ids []uint64, from int) []uint64 {
 			i++
 			continue
 		}
-		j := i
-		for j < len(code) && (isWordByte(code[j]) || code[j] == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
+		// The word's end and isCodeName's answer in one pass, one table
+		// load a byte: an underscore, a digit or a dot anywhere, or a
+		// capital after the first byte.
+		first, inner := byteClass[code[i]], uint8(0)
+		j := i + 1
+		for j < len(code) {
+			k := byteClass[code[j]]
+			if k&classWord == 0 && !(code[j] == '.' && j+1 < len(code) && isWordByte(code[j+1])) {
+				break
+			}
+			inner |= k
 			j++
 		}
-		if w := code[i:j]; len(w) >= 6 && isCodeName(w) && len(ids)-from < 32 {
+		name := (first|inner)&classNameMark != 0 || inner&classUpper != 0
+		if w := code[i:j]; len(w) >= 6 && name && len(ids)-from < 32 {
 			id := uint64(14695981039346656037) // FNV-1a
 			for k := 0; k < len(w); k++ {
 				id = (id ^ uint64(w[k])) * 1099511628211

@@ -25,6 +25,11 @@ func checkGates(t *testing.T, l string) {
 		{"rule title", s.startsWith('='), ruleTitle(l, '=') != ""},
 		{"xml", s.startsWith('<'), xmlTestClass(l) != xmlNone},
 		{"marker", s.startsWith('['), looksLikeMarker(l)},
+		{"tree row", s.mayBeTreeRow(), treeDepth(l) >= 0},
+		{"path line", s.mayBePathLine(), isPathLine(l)},
+		{"hit", s.bits.has('0'), hitPath(l) != ""},
+		{"plain hit", s.bits.has(':'), plainHitPath(l) != ""},
+		{"timestamp", s.bits.has('0'), hasTimestamp(l)},
 	} {
 		if g.pred && !g.gate {
 			t.Errorf("%s gate rejects %q", g.name, l)
@@ -67,6 +72,9 @@ func checkGates(t *testing.T, l string) {
 	if got, want := isPathLine(l), isPathLineOld(l); got != want {
 		t.Errorf("isPathLine(%q) = %v, want %v", l, got, want)
 	}
+	if got, want := hasTimestamp(l), hasTimestampOld(l); got != want {
+		t.Errorf("hasTimestamp(%q) = %v, want %v", l, got, want)
+	}
 	if got, want := treeDepth(l), treeDepthOld(l); got != want {
 		t.Errorf("treeDepth(%q) = %v, want %v", l, got, want)
 	}
@@ -92,7 +100,8 @@ func TestLineGates(t *testing.T) {
 		"src/a.py:12: in f", "    at x.y(Z.java:3)", "goroutine 1 [running]:", "\v--- FAIL: x",
 		"2024-05-20 12:00:00 E worker died", "level=error msg=x", `{"level":"error"}`, "CRITICAL x", "SEVERE x",
 		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
-		"UserWarning x", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
+		"UserWarning x", "2 failed, 10 passed in 0.42s", "12) x", "2026-03-01 10:00:00 INFO x", "a12:30:45", "x 2024/05/20 y",
+		"1a2024-05-20", "12:3:45 12:34:56", "src/a.go:12:x", "src/a.go-12-x", "src/a.py:    return x", "a (b", "a/b=c", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
 	}
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -135,4 +144,21 @@ func treeDepthOld(l string) int {
 		}
 	}
 	return -1
+}
+
+// hasTimestampOld is hasTimestamp as it was before it skipped positions.
+func hasTimestampOld(l string) bool {
+	if len(l) > 48 {
+		l = l[:48]
+	}
+	for i := 0; i+8 <= len(l); i++ {
+		if isDigit(l[i]) && isDigit(l[i+1]) && l[i+2] == ':' && isDigit(l[i+3]) && isDigit(l[i+4]) && l[i+5] == ':' && isDigit(l[i+6]) && isDigit(l[i+7]) {
+			return true
+		}
+		if i+10 <= len(l) && isDigit(l[i]) && isDigit(l[i+1]) && isDigit(l[i+2]) && isDigit(l[i+3]) &&
+			(l[i+4] == '-' || l[i+4] == '/') && isDigit(l[i+5]) && isDigit(l[i+6]) && l[i+7] == l[i+4] && isDigit(l[i+8]) && isDigit(l[i+9]) {
+			return true
+		}
+	}
+	return false
 }

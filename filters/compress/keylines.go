@@ -49,8 +49,13 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		// alike but for a few suffix tests; share them only when equal.
 		shared := len(k) == len(l)
 		var failing, summary, known bool
+		// One scan of the line gates every predicate below (linescan.go),
+		// as in the classifiers: history reads every line of every old
+		// result this way (issue 23).
+		var sl lineScan
 		if verdict && !failed && len(l) <= 2000 {
-			failed, failing, summary = lineFails(l)
+			sl = scanLine(l)
+			failed, failing, summary = lineFailsIn(l, sl)
 			known = true
 		}
 		if len(k) > MaxKeyLineBytes || blank {
@@ -58,9 +63,9 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		}
 		key := false
 		if known && shared {
-			key = failing || summary || isErrorLine(k) && !strings.Contains(k, "Traceback (most recent call last)")
+			key = failing || summary || isErrorLineIn(k, sl.bits) && !strings.Contains(k, "Traceback (most recent call last)")
 		} else {
-			key = isKeyLine(k)
+			key = isKeyLineIn(k, scanLine(k))
 		}
 		if !key {
 			continue
@@ -78,23 +83,27 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 	return lines, more, failed
 }
 
-// lineFails says whether one line says its command failed, and what the
-// two classifiers it asks found (KeyLines asks them too).
-func lineFails(l string) (fails, failing, summary bool) {
+// lineFailsIn says whether one line (s its scan) says its command failed,
+// and what the two classifiers it asks found (KeyLines asks them too).
+// Each predicate runs only when its gate lets it.
+func lineFailsIn(l string, s lineScan) (fails, failing, summary bool) {
+	failing = s.mayBeFailingTest() && isFailingTest(l)
+	summary = s.mayBeSummary() && isSummaryLine(l)
 	t := strings.TrimSpace(l)
-	failing, summary = isFailingTest(l), isSummaryLine(l)
-	fails = failing || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
+	fails = failing || s.mayBeExitNotice() && isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
 		summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))
 	return fails, failing, summary
 }
 
-func isKeyLine(l string) bool {
-	if isFailingTest(l) || isSummaryLine(l) {
+// isKeyLineIn reports whether a line (s its scan) is a key line: a
+// failing test, a summary or an error line. A pytest "E" detail line is
+// the assertion itself: keep it. The traceback banner says nothing the
+// exception line does not.
+func isKeyLineIn(l string, s lineScan) bool {
+	if s.mayBeFailingTest() && isFailingTest(l) || s.mayBeSummary() && isSummaryLine(l) {
 		return true
 	}
-	if isErrorLine(l) {
-		// A pytest "E" detail line is the assertion itself: keep it. The
-		// traceback banner says nothing the exception line does not.
+	if isErrorLineIn(l, s.bits) {
 		return !strings.Contains(l, "Traceback (most recent call last)")
 	}
 	return false

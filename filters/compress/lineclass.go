@@ -26,9 +26,37 @@ func trimRight(s string) string {
 	return s[:j]
 }
 
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
+func isWordByte(c byte) bool { return byteClass[c]&classWord != 0 }
+
+// byteClass holds, per byte, the classes the scanners ask of it: one load
+// instead of a chain of range tests, in loops that read every byte of a
+// file read's names or a path (issue 23).
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		if b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' {
+			t[c] |= classWord | classPath
+		}
+		switch b {
+		case '.', '/', '\\', '-', '+', '@', '~':
+			t[c] |= classPath
+		}
+		if b == '_' || b == '.' || b >= '0' && b <= '9' {
+			t[c] |= classNameMark
+		}
+		if b >= 'A' && b <= 'Z' {
+			t[c] |= classUpper
+		}
+	}
+	return t
+}()
+
+const (
+	classWord     uint8 = 1 << iota // isWordByte
+	classPath                       // isPathByte
+	classNameMark                   // makes any word a code name (isCodeName)
+	classUpper                      // a capital: makes a code name after a word's first byte
+)
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -394,13 +422,13 @@ func isErrorLineIn(l string, m lineBits) bool {
 		return true
 	}
 	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
-		m.has('S') && strings.Contains(t, "Segmentation fault") ||
-		m.has('u') && m.has('m') && m.has('p') && strings.Contains(t, "core dumped") ||
+		m.has('S') && m.has('g') && m.has('f') && strings.Contains(t, "Segmentation fault") ||
+		m.has('u') && m.has('m') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "core dumped") ||
 		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}
 	// "error:", "Error:", "ERROR:", "error[".
-	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') || m.has('R') && m.has('O')) && hasErrorWord(t) {
+	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') && (m.has('e') || m.has('E')) || m.has('E') && m.has('R') && m.has('O')) && hasErrorWord(t) {
 		return true
 	}
 	// A word ending in Error or Exception.
@@ -502,9 +530,14 @@ func isWarnLineIn(l string, m lineBits) bool {
 		l = l[:2000]
 	}
 	upperW, colon := m.has('W'), m.has(':')
-	return upperW && m.has('N') && strings.Contains(l, "WARN") || upperW && colon && strings.Contains(l, "Warning:") ||
-		m.has('w') && colon && strings.Contains(l, "warning:") || m.has('[') && strings.Contains(l, "[warn") ||
-		m.has('=') && strings.Contains(l, "level=warn") || upperW && strings.Contains(l, "Warning ")
+	// Every search below needs "arn" but the first, which needs "ARN".
+	if !(upperW && m.has('N') && m.has('A') && m.has('R')) && !(m.has('a') && m.has('r') && m.has('n')) {
+		return false
+	}
+	lowerW, arning := m.has('w'), m.has('i') && m.has('g')
+	return upperW && m.has('N') && strings.Contains(l, "WARN") || upperW && colon && arning && strings.Contains(l, "Warning:") ||
+		lowerW && colon && arning && strings.Contains(l, "warning:") || lowerW && m.has('[') && strings.Contains(l, "[warn") ||
+		lowerW && m.has('=') && strings.Contains(l, "level=warn") || upperW && arning && strings.Contains(l, "Warning ")
 }
 
 // isLogError matches error-level log records that isErrorLine misses.
@@ -518,10 +551,11 @@ func isLogErrorIn(l string, m lineBits) bool {
 	upperE, bracket := m.has('E'), m.has('[')
 	// containsWord(l, w) is strings.Contains(l, " "+w) without a search
 	// that stops at every space.
-	return upperE && m.has('R') && m.has('O') && containsWord(l, "ERROR ") || bracket && upperE && strings.Contains(l, "[ERROR]") ||
-		bracket && m.has('e') && strings.Contains(l, "[error]") || m.has('=') && strings.Contains(l, "level=error") ||
+	upperRO, lowerEro := m.has('R') && m.has('O'), m.has('e') && m.has('r') && m.has('o')
+	return upperE && upperRO && containsWord(l, "ERROR ") || bracket && upperE && upperRO && strings.Contains(l, "[ERROR]") ||
+		bracket && lowerEro && strings.Contains(l, "[error]") || m.has('=') && lowerEro && strings.Contains(l, "level=error") ||
 		m.has('C') && m.has('L') && strings.Contains(l, "CRITICAL") || m.has('S') && m.has('V') && strings.Contains(l, "SEVERE") ||
-		m.has('"') && strings.Contains(l, "\"level\":\"error\"") || upperE && containsWord(l, "E ") && hasTimestamp(l)
+		m.has('"') && lowerEro && strings.Contains(l, "\"level\":\"error\"") || upperE && containsWord(l, "E ") && hasTimestamp(l)
 }
 
 // hasTimestamp looks for a date (2024-05-20, 2024/05/20) or a clock time
@@ -531,6 +565,10 @@ func hasTimestamp(l string) bool {
 		l = l[:48]
 	}
 	for i := 0; i+8 <= len(l); i++ {
+		if !isDigit(l[i+1]) {
+			i++ // both forms need digits at i and i+1: neither starts here or at i+1
+			continue
+		}
 		if isDigit(l[i]) && isDigit(l[i+1]) && l[i+2] == ':' && isDigit(l[i+3]) && isDigit(l[i+4]) && l[i+5] == ':' && isDigit(l[i+6]) && isDigit(l[i+7]) {
 			return true
 		}
@@ -603,17 +641,15 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 	return "", ""
 }
 
-// locationHash is the hash of location(l), without building it; ok is false
-// when l names no location.
-func locationHash(l string) (h uint64, ok bool) { return locationHashIn(l, allBits) }
-
-// locationHashIn is locationHash for a line whose bytes m holds.
+// locationHashIn is the hash of location(l) (locationKey), without
+// building it, for a line whose bytes m holds; ok is false when l names no
+// location.
 func locationHashIn(l string, m lineBits) (h uint64, ok bool) {
 	path, line := locationPartsIn(l, m)
 	if path == "" && line == "" {
 		return 0, false
 	}
-	return hashAdd(hashAdd(hashAdd(hashSeed, path), ":"), line), true
+	return locationKey(path, line), true
 }
 
 // hashAdd is the keys of the classifiers' seen-sets, which hold eight
@@ -651,6 +687,22 @@ func collapsedHash(s string) uint64 {
 	h := uint64(hashSeed)
 	started, pending := false, false
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII, the common case, inline: the same steps as below
+			// without a call per byte.
+			if asciiSpace[c] {
+				pending = started
+			} else {
+				if pending {
+					h = (h ^ ' ') * fnvPrime
+					pending = false
+				}
+				started = true
+				h = (h ^ uint64(c)) * fnvPrime
+			}
+			i++
+			continue
+		}
 		r, size := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
@@ -670,9 +722,10 @@ func collapsedHash(s string) uint64 {
 	return h
 }
 
-func isPathByte(c byte) bool {
-	return isWordByte(c) || c == '.' || c == '/' || c == '\\' || c == '-' || c == '+' || c == '@' || c == '~'
-}
+// asciiSpace are the ASCII bytes unicode.IsSpace accepts.
+var asciiSpace = setOf("\t\n\v\f\r ")
+
+func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
 
 // hasSourceExt: "a/b.py", "x.go", "C:\\x\\y.cs" — a name with a short
 // alphanumeric extension that is not all digits (so 12.5:30 is not a path).

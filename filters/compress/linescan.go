@@ -126,15 +126,51 @@ func (s lineScan) mayBeSummary() bool {
 	if s.t == "" {
 		return false
 	}
-	if c := s.t[0]; c == '=' || c == '!' || summaryStart[c] {
+	// rspec's "3 examples, 1 failure" and an exit notice may be anywhere;
+	// every other summary starts with what its first byte says.
+	m := s.bits
+	if m.has('x') && m.has(',') && m.has('f') || s.mayBeExitNotice() {
 		return true
 	}
-	return s.bits.has('x') && s.bits.has(',') || s.mayBeExitNotice()
+	switch t := s.t; t[0] {
+	case '=', '!':
+		return true
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// pytest -q's and mocha's counts: a space after the digits.
+		d := digits(t)
+		return d < len(t) && t[d] == ' '
+
+	case 'E':
+		return t == "ERRORS!"
+	case 'e':
+		return strings.HasPrefix(t, "error: ")
+	case 'S':
+		return strings.HasPrefix(t, "Snapshots:")
+	case 'D':
+		return strings.HasPrefix(t, "DO *NOT* COMMIT")
+	case 'R':
+		return strings.HasPrefix(t, "Ran ")
+	case 'O':
+		return strings.HasPrefix(t, "OK")
+	case 'P':
+		return strings.HasPrefix(t, "PASS")
+	case 'o':
+		return strings.HasPrefix(t, "ok")
+	case 't':
+		return strings.HasPrefix(t, "test")
+	case 'T':
+		return strings.HasPrefix(t, "Test")
+	case 'F':
+		return strings.HasPrefix(t, "FAIL")
+	}
+	return false
 }
 
-// mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)).
+// mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)): it needs a
+// "make" prefix, or "xit" or "XIT".
 func (s lineScan) mayBeExitNotice() bool {
-	return !s.plain || s.first() == 'm' || s.bits.has('x') || s.bits.has('X')
+	m := s.bits
+	return !s.plain || s.first() == 'm' || m.has('x') && m.has('i') && m.has('t') || m.has('X') && m.has('I') && m.has('T')
 }
 
 // failFirst and failLast are the bytes a line isFailingTest accepts can
@@ -153,7 +189,31 @@ func (s lineScan) mayBeFailingTest() bool {
 	if !s.plain || strings.HasSuffix(s.t, "%]") {
 		return true
 	}
-	return s.t != "" && (failFirst[s.t[0]] || failLast[s.t[len(s.t)-1]])
+	if s.t == "" {
+		return false
+	}
+	if failLast[s.t[len(s.t)-1]] {
+		return true
+	}
+	if c := s.t[0]; isDigit(c) {
+		// A numbered failure heading: "1) Cart sums".
+		d := digits(s.t)
+		return d < len(s.t) && s.t[d] == ')'
+	}
+	return failFirst[s.t[0]]
+}
+
+// mayBeTreeRow gates treeDepth: its marks start with '|', '`' or a
+// non-ASCII byte.
+func (s lineScan) mayBeTreeRow() bool {
+	return !s.plain || s.bits.has('|') || s.bits.has('`')
+}
+
+// mayBePathLine gates isPathLine: a path line holds none of the marks
+// below (a line too long to scan is read in full).
+func (s lineScan) mayBePathLine() bool {
+	m := s.bits
+	return m == allBits || !(m.has('"') || m.has('(') || m.has('[') || m.has('<') || m.has('=') || m.has(','))
 }
 
 // mayBePassingTest gates isPassingTest.
@@ -164,7 +224,8 @@ func (s lineScan) mayBePassingTest(l string) bool {
 	if s.t == "" {
 		return false
 	}
-	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] || containsWord(l, "... skipped ")
+	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] ||
+		s.bits.has('k') && s.bits.has('p') && s.bits.has('d') && containsWord(l, "... skipped ")
 }
 
 // sectionFirst are the first bytes isSectionStart accepts.
@@ -180,7 +241,7 @@ func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.firs
 func (s lineScan) features(l string) lineFeat {
 	var f lineFeat
 	m := s.bits
-	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHash fails
+	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHashIn fails
 		f |= featLoc
 	}
 	if (!s.plain || sectionFirst[s.first()]) && isSectionStart(l) {
@@ -213,4 +274,11 @@ func firstBlankAfterColon(l string) bool {
 		}
 	}
 	return false
+}
+
+// locationKey is the hash of the location path:line (the key of the
+// classifiers' location sets), from its parts: callers that need both the
+// parts and the hash read the line once.
+func locationKey(path, line string) uint64 {
+	return hashAdd(hashAdd(hashAdd(hashSeed, path), ":"), line)
 }

@@ -44,7 +44,7 @@ type lineClass struct {
 type lineFeat uint8
 
 const (
-	featLoc          lineFeat = 1 << iota // names a location (set when it may, cleared when locationHash fails)
+	featLoc          lineFeat = 1 << iota // names a location (set when it may, cleared when locationHashIn fails)
 	featSectionStart                      // isSectionStart
 	featSectionEnd                        // isSectionEnd
 	featMaybeFrames                       // may open a block of traceback frames (see rankFrames)
@@ -571,13 +571,15 @@ func (p *plan) selectGreedy() {
 	misses := 0
 	limit := p.critCap
 	reserve, listCost := p.locationListReserve()
+	prev := tierCritical // the tier of the line before in order
 	for k, key := range order {
 		i := int(uint32(key))
-		if p.cls[i].tier != tierCritical && (k == 0 || p.cls[uint32(order[k-1])].tier == tierCritical) {
+		if p.cls[i].tier != tierCritical && (k == 0 || prev == tierCritical) {
 			// The critical lines are in: the rest gets the aim, or a
 			// quarter of it beyond the critical lines when they took more.
 			limit = max(p.budget, used+p.budget/4) - reserve
 		}
+		prev = p.cls[i].tier
 		cost := p.lineCost(i) + p.gapDelta(i)*p.markCost
 		if used+cost > limit && !p.must(i) {
 			if p.cls[i].tier != tierCritical {
@@ -615,8 +617,9 @@ func (p *plan) selectGreedy() {
 // order, each as its rank (sign bit flipped, so unsigned order is signed
 // order) over its index: grouped by tier in one counting pass, each tier
 // sorted as plain integers, which is several times faster than sorting
-// indices with a comparison function that reads the classes (issue 23).
-func (p *plan) selectionOrder() []uint64 {
+// indices with a comparison function that reads the classes (issue 23),
+// and only as far as selection reads it (inOrder).
+func (p *plan) selectionOrder() iter.Seq2[int, uint64] {
 	var count [tierNoise + 1]int
 	for _, c := range p.cls {
 		if c.tier < tierNoise {
@@ -634,10 +637,7 @@ func (p *plan) selectionOrder() []uint64 {
 			next[c.tier]++
 		}
 	}
-	for t := range tierNoise {
-		slices.Sort(order[count[t]:count[t+1]])
-	}
-	return order
+	return inOrder(order, count[:])
 }
 
 // locationListReserve is the part of the budget kept back for the
@@ -686,12 +686,10 @@ func (p *plan) locationCost(most int) (reserve, all int) {
 		if c.tier == tierNever || c.tier == tierCritical || p.scanned && c.feat&featLoc == 0 {
 			continue
 		}
-		l := p.viewLine(k)
-		h, ok := locationHash(l)
-		if !ok || seen.add(h) {
+		path, line := locationParts(p.viewLine(k))
+		if path == "" && line == "" || seen.add(locationKey(path, line)) {
 			continue
 		}
-		path, line := locationParts(l)
 		n += len(path) + len(line) + 3
 	}
 	return min(n, most), n
@@ -917,12 +915,12 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featLoc == 0 {
 			continue
 		}
-		l := p.viewLine(k)
-		h, ok := locationHash(l)
-		if !ok || p.listed[h] {
+		path, line := locationParts(p.viewLine(k))
+		h := locationKey(path, line)
+		if path == "" && line == "" || p.listed[h] {
 			continue // not a location, or named by an earlier marker: a repeated frame
 		}
-		part := cleanLabel(location(l), 240)
+		part := cleanLabel(path+":"+line, 240)
 		if n > 0 {
 			part = ", " + part
 		}

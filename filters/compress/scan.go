@@ -48,6 +48,7 @@ func scan(text string) scanStats {
 }
 
 func (s *scanStats) add(text string) {
+	ansi := strings.IndexByte(text, 0x1b) >= 0 // else no line needs stripANSI
 	prevMinus := false
 	oldLeft, newLeft := 0, 0 // lines still expected in the current diff hunk
 	for len(text) > 0 {
@@ -105,12 +106,14 @@ func (s *scanStats) add(text string) {
 		if isDiffHeader(l) && !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
 			s.diffBody++
 		}
-		s.line(l)
+		s.line(l, ansi)
 	}
 }
 
-func (s *scanStats) line(l string) {
-	l = stripANSI(l)
+func (s *scanStats) line(l string, ansi bool) {
+	if ansi {
+		l = stripANSI(l)
+	}
 	if st := numberedLine(l); st != numNone {
 		s.numbered++
 		l = stripNumber(l, st)
@@ -142,7 +145,7 @@ func (s *scanStats) line(l string) {
 			s.testStrong++
 		}
 	}
-	if strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ") {
+	if t != "" && t[0] == '<' && (strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ")) {
 		s.testStrong++
 	}
 	if strings.HasPrefix(t, "Traceback (most recent call last)") || strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, "]:") ||
@@ -152,19 +155,23 @@ func (s *scanStats) line(l string) {
 	if isErrorLineIn(l, sc.bits) {
 		s.diagnostics++
 	}
-	if hitPath(l) != "" {
+	m := sc.bits
+	// A hit has digits after its path, a plain hit a colon.
+	if m.has('0') && hitPath(l) != "" {
 		s.hits++
-	} else if plainHitPath(l) != "" {
+	} else if m.has(':') && plainHitPath(l) != "" {
 		s.plainHits++
 	}
 	if isLsLine(l) {
 		s.lsLines++
-	} else if treeDepth(l) >= 0 {
+	} else if sc.mayBeTreeRow() && treeDepth(l) >= 0 {
 		s.treeLines++
-	} else if isPathLine(l) {
+	} else if sc.mayBePathLine() && isPathLine(l) {
 		s.pathLines++
 	}
-	if hasTimestamp(l) || isLogErrorIn(l, sc.bits) || containsWord(l, "INFO ") || containsWord(l, "DEBUG ") || strings.Contains(l, "[INFO]") {
+	info := m.has('I') && m.has('N') && m.has('F') && m.has('O')
+	if m.has('0') && hasTimestamp(l) || isLogErrorIn(l, m) || info && containsWord(l, "INFO ") ||
+		m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]") {
 		s.logLines++
 	}
 }
@@ -286,11 +293,12 @@ func isLsLine(l string) bool {
 // treeDepth returns where the name starts in a `tree` row ("│   ├── a.go"),
 // or -1 when l is not one.
 func treeDepth(l string) int {
-	m := bitsOf(l)
+	// Most lines hold none of the marks' first bytes; three byte searches
+	// say so without a search per mark.
+	if strings.IndexByte(l, "├"[0]) < 0 && strings.IndexByte(l, '|') < 0 && strings.IndexByte(l, '`') < 0 {
+		return -1
+	}
 	for _, mark := range [...]string{"├── ", "└── ", "|-- ", "`-- "} {
-		if !m.has(mark[0]) {
-			continue // the line lacks the mark's first byte: skip the search
-		}
 		if i := strings.Index(l, mark); i >= 0 {
 			return i + len(mark)
 		}

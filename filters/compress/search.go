@@ -154,14 +154,21 @@ func classifyListing(p *plan) {
 	catOther := p.category("output")
 	groupOf := make(map[string]int32)
 	var perGroup []int
+	lastDir, lastG := "", int32(-1)
 	group := func(dir string) int32 {
-		if g, ok := groupOf[dir]; ok {
-			return g
+		// Entries come directory by directory: most lines repeat the
+		// directory of the line before, which needs no map lookup.
+		if lastG >= 0 && dir == lastDir {
+			return lastG
 		}
-		g := int32(len(p.groups))
-		groupOf[dir] = g
-		p.groups = append(p.groups, cleanLabel(dir, 160))
-		perGroup = append(perGroup, 0)
+		g, ok := groupOf[dir]
+		if !ok {
+			g = int32(len(p.groups))
+			groupOf[dir] = g
+			p.groups = append(p.groups, cleanLabel(dir, 160))
+			perGroup = append(perGroup, 0)
+		}
+		lastDir, lastG = dir, g
 		return g
 	}
 	type level struct {
@@ -216,10 +223,10 @@ func classifyListing(p *plan) {
 				dir = lsDir
 			} else if isPathLine(l) {
 				dir = "./"
-				if k := strings.LastIndexAny(t, "/\\"); k >= 0 {
+				if k := lastSlash(t); k >= 0 {
 					if k == len(t)-1 {
 						// "src/a/" itself: list it under its parent.
-						if k2 := strings.LastIndexAny(t[:k], "/\\"); k2 >= 0 {
+						if k2 := lastSlash(t[:k]); k2 >= 0 {
 							dir = t[:k2+1]
 						}
 					} else {
@@ -250,6 +257,17 @@ func classifyListing(p *plan) {
 		}
 	}
 	p.headTail(2, 3)
+}
+
+// lastSlash is strings.LastIndexAny(s, "/\\") without building the set
+// on every call.
+func lastSlash(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' || s[i] == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 // nestedEntry reads a tree row or an indented "- name" row and returns its
