@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 STATICCHECK_BIN := .tools/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: run build test test-quick deps test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes release-check release-snapshot bench bench-e2e bench-speed bench-sessions quality fuzz fuzz-targets fuzz-one lint fmt clean
+.PHONY: run build test test-quick deps test-deploy check-deps node-deps vet validate e2e e2e-external e2e-processes release-check release-snapshot bench bench-e2e bench-speed bench-sessions heldout quality fuzz fuzz-targets fuzz-one lint fmt clean
 
 # The release version stamped into the binary (toolproc version, the startup
 # log, toolproc_build_info): the nearest tag from git describe, e.g.
@@ -144,6 +144,11 @@ HEAD ?= testenv/sessions/heads/openhands.json
 comma := ,
 bench-sessions:
 	$(GO) run ./testenv/cmd/sessions -tune $(TUNE) -test "$(TEST)" -head $(HEAD) $(SESSIONS_FLAGS)
+
+# The held-out sessions (testenv/sessions/corpus) held to issue 22's goals
+# and the tiers' invariants: 10 to 20 minutes of CPU, so not in make test.
+heldout:
+	TOOLPROC_HELDOUT=1 $(GO) test -count=1 -timeout=90m -run '^TestSessionHeldOut$$' -v ./testenv/sessions/
 
 # Compression quality: fact retention per class (failing tests, summaries,
 # error lines, exception types, locations, paths, JSON keys, diff skeletons,
