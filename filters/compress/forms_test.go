@@ -433,3 +433,45 @@ func TestFileReadNamesLocations(t *testing.T) {
 		t.Errorf("a read without locations names some:\n%s", out)
 	}
 }
+
+// TestSearchNamesHitLocations: omitted search hits are named as literal
+// path:line, one file's hits ("hits at a.go:12, a.go:40") and several
+// files' alike ("hits at a.go:12, b.go:7, and 23 more in 9 files"), so the
+// next read can take them as they stand (issue 23).
+func TestSearchNamesHitLocations(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 40; f++ {
+		for h := 0; h < 3; h++ {
+			fmt.Fprintf(&b, "pkg/mod%02d/handler.go:%d:\tresult := transformRequestValue(ctx, input, options%d) // keep in step with the retry rules\n", f, 10+h*30, h)
+		}
+	}
+	text := b.String()
+	h := bash(`grep -rn "transformRequestValue" pkg/`)
+	s := Structural(StructuralOptions{TargetRatio: 6})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindSearch || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	literal := regexp.MustCompile(`pkg/mod\d\d/handler\.go:\d+`)
+	named := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "[… ") {
+			named += len(literal.FindAllString(l, -1))
+			if strings.Contains(l, " at lines ") {
+				t.Errorf("line numbers without their path: %s", l)
+			}
+		}
+	}
+	if named == 0 {
+		t.Errorf("no marker names a hit's location:\n%s", out)
+	}
+	if m := regexp.MustCompile(`and (\d+) more in (\d+) files? …\]`).FindStringSubmatch(out); m != nil {
+		kept := strings.Count(out, "\tresult := ")
+		if n := digitsValue(m[1]); kept+named+n != 120 {
+			t.Errorf("kept %d + named %d + more %d != 120 hits:\n%s", kept, named, n, out)
+		}
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}

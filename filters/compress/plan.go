@@ -1065,6 +1065,11 @@ func (p *plan) hitLocations(b *strings.Builder, i, j int, path string) bool {
 // groupsReason words a gap that spans many groups, naming each with its
 // count while that stays short: "hits in 48 files: a.go (12), b/c.go (3), …".
 func (p *plan) groupsReason(i, j int) string {
+	if p.groupLines && p.hitLine != nil {
+		if r, ok := p.gapHitLocations(i, j); ok {
+			return r
+		}
+	}
 	// The names cost at most a sixth of the lines they stand for and a
 	// third of the budget; a name with its count takes five bytes at
 	// least, so no more runs than that are held.
@@ -1132,6 +1137,62 @@ func (p *plan) groupsReason(i, j int) string {
 		b.WriteString(part)
 	}
 	return b.String()
+}
+
+// gapHitLocations words a gap over several files' hits as their literal
+// locations, "hits at a.go:12, b/c.go:7, and 23 more in 9 files", within
+// half the bytes the gap stands for and what is left of the aim's lists
+// (listLeft), as hitLocations does for one file. ok is false when not even
+// one location fits.
+func (p *plan) gapHitLocations(i, j int) (string, bool) {
+	gapBytes := 0
+	for k := i; k < j; k++ {
+		gapBytes += len(p.line(k)) + 1
+	}
+	limit := min(gapBytes/2, p.listLeft)
+	var b strings.Builder
+	b.WriteString(p.groupUnit)
+	b.WriteString(" at ")
+	n, more := 0, 0
+	var rest map[int32]bool // the files of the hits not listed
+	for k := i; k < j; k++ {
+		g := p.groupOf(k)
+		if g < 0 || p.hitLine[k] <= 0 {
+			continue
+		}
+		no := strconv.Itoa(int(p.hitLine[k]))
+		if more == 0 && b.Len()+2+len(p.groups[g])+1+len(no) <= limit {
+			if n > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(p.groups[g])
+			b.WriteByte(':')
+			b.WriteString(no)
+			n++
+			continue
+		}
+		if rest == nil {
+			rest = make(map[int32]bool)
+		}
+		rest[g] = true
+		more++
+	}
+	if n == 0 {
+		return "", false
+	}
+	p.listLeft -= b.Len()
+	if more > 0 {
+		b.WriteString(", and ")
+		b.WriteString(strconv.Itoa(more))
+		b.WriteString(" more in ")
+		b.WriteString(strconv.Itoa(len(rest)))
+		if len(rest) == 1 {
+			b.WriteString(" file")
+		} else {
+			b.WriteString(" files")
+		}
+	}
+	return b.String(), true
 }
 
 // cutLong keeps the start and end of a line longer than maxLine, with a
