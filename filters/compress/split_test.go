@@ -142,8 +142,8 @@ func present(t *testing.T, load func(testing.TB) []record) []record {
 
 // TestQualitySplit prints the headline figures of every source together,
 // test set and tuning set apart, at 4x and 10x, with head+tail at the same
-// bytes beside; then the test set's Claude Code and pi sessions alone, the
-// agents closest to what runs in the field, and the test set as it was
+// bytes beside; then the test set's Claude Code, pi and Codex sessions
+// alone (TEST-field), the agents closest to what runs in the field, and the test set as it was
 // before the committed sessions joined it (the shared corpus and sessions). The committed sessions are in
 // every clone; the shared corpus and sessions join when they sit beside the
 // repository. Only the tuning set is held to goals (TestQualityCorpus,
@@ -158,7 +158,8 @@ func TestQualitySplit(t *testing.T) {
 	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), shared...), 2000))
 	var field []sample
 	for _, s := range test {
-		if src := sourceOf(s.record); src == "claude-code-bookminder" || src == "pi-coding-agent" {
+		switch sourceOf(s.record) {
+		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace":
 			field = append(field, s)
 		}
 	}
@@ -166,7 +167,7 @@ func TestQualitySplit(t *testing.T) {
 		for _, set := range []struct {
 			name    string
 			samples []sample
-		}{{"TEST", test}, {"TEST-CC+pi", field}, {"TEST-before", before}, {"tuning", tuning}} {
+		}{{"TEST", test}, {"TEST-field", field}, {"TEST-before", before}, {"tuning", tuning}} {
 			if len(set.samples) == 0 {
 				continue
 			}
