@@ -236,6 +236,24 @@ func runPair(samples []sample, ratio float64) (structural, baseline qualityRun) 
 	return structural, baseline
 }
 
+// runDefaults is runPair at the shipped defaults (an 8 KiB aim, no ratio),
+// over the outputs the strategy changes: what a caller gets where toolproc
+// acts.
+func runDefaults(samples []sample) (structural, baseline qualityRun) {
+	structural = newQualityRun()
+	baseline = newQualityRun()
+	s := Structural(StructuralOptions{})
+	for _, r := range samples {
+		out, rep := s.Compress(r.Output, r.h)
+		if !rep.Changed {
+			continue
+		}
+		structural.add(r, out)
+		baseline.add(r, headTailC.fn(r.Output, r.h, len(out)))
+	}
+	return structural, baseline
+}
+
 func newQualityRun() qualityRun {
 	return qualityRun{all: newTally(), diag: newTally(), byKind: map[Kind]*tally{}}
 }

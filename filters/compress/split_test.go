@@ -142,7 +142,8 @@ func present(t *testing.T, load func(testing.TB) []record) []record {
 
 // TestQualitySplit prints the headline figures of every source together,
 // test set and tuning set apart, at 4x and 10x, with head+tail at the same
-// bytes beside; then the test set's Claude Code, pi and Codex sessions
+// bytes beside, and at the shipped defaults on the outputs they change;
+// then the test set's Claude Code, pi and Codex sessions
 // alone (TEST-field), the agents closest to what runs in the field, and the test set as it was
 // before the committed sessions joined it (the shared corpus and sessions). The committed sessions are in
 // every clone; the shared corpus and sessions join when they sit beside the
@@ -162,6 +163,14 @@ func TestQualitySplit(t *testing.T) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace":
 			field = append(field, s)
 		}
+	}
+	for _, set := range []struct {
+		name    string
+		samples []sample
+	}{{"TEST", test}, {"TEST-field", field}, {"tuning", tuning}} {
+		s, b := runDefaults(set.samples)
+		t.Logf("%-11s defaults structural %s", set.name, headline(s.all))
+		t.Logf("%-11s defaults head+tail  %s", set.name, headline(b.all))
 	}
 	for _, ratio := range []float64{4, 10} {
 		for _, set := range []struct {
