@@ -239,16 +239,16 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		keys[k] = id
 		return int(k)
 	}
-	for k, id := range ids {
-		if id == 0 {
-			id, ids[k] = 1, 1 // 0 marks an empty slot
-		}
-		vals[slot(id)]++
-	}
-	// Turn each id into its slot, so the greedy below never hashes again.
+	// Each id becomes its slot as it is counted, so the greedy below
+	// never hashes again.
 	slots := make([]int32, len(ids))
 	for k, id := range ids {
-		slots[k] = int32(slot(id))
+		if id == 0 {
+			id = 1 // 0 marks an empty slot
+		}
+		x := slot(id)
+		vals[x]++
+		slots[k] = int32(x)
 	}
 	show := func(i int) {
 		for _, x := range slots[start[i]:start[i+1]] {
@@ -286,15 +286,20 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	// names; names shared in adversarial patterns could make every add
 	// stale every line, so the pops are bounded to keep the pass linear.
 	for pops := 0; h.Len() > 0 && pops < 4*n+1024; pops++ {
-		top := h.pop()
+		top := h.items[0]
 		sc := score(top.i)
 		if sc <= 0 {
+			h.pop()
 			continue
 		}
-		if h.Len() > 0 && sc < h.items[0].score {
-			h.push(scoredLine{top.i, sc})
+		if next := h.second(); next >= 0 && sc < h.items[next].score {
+			// Stale: it sinks in place, which pops the same lines in
+			// the same order as a pop and a push (the order is total).
+			h.items[0].score = sc
+			h.down(0)
 			continue
 		}
+		h.pop()
 		if add(top.i, limit) {
 			show(top.i)
 			misses = 0
@@ -425,16 +430,18 @@ func (h *lineHeap) init() {
 	}
 }
 
-func (h *lineHeap) push(x scoredLine) {
-	h.items = append(h.items, x)
-	for k := len(h.items) - 1; k > 0; {
-		p := (k - 1) / 2
-		if !h.less(k, p) {
-			return
-		}
-		h.items[k], h.items[p] = h.items[p], h.items[k]
-		k = p
+// second is the index of the best item after the top, or -1.
+func (h *lineHeap) second() int {
+	switch len(h.items) {
+	case 0, 1:
+		return -1
+	case 2:
+		return 1
 	}
+	if h.less(2, 1) {
+		return 2
+	}
+	return 1
 }
 
 func (h *lineHeap) pop() scoredLine {
