@@ -312,22 +312,40 @@ func isPathLine(l string) bool {
 	if t == "" || len(t) > 512 {
 		return false
 	}
-	slash := false
-	for i := 0; i < len(t); i++ { // one pass for both byte sets
-		c := t[i]
-		if notInPath[c] {
+	// One pass for both byte sets, eight bytes between tests: one table
+	// load and an OR a byte.
+	var m uint8
+	i := 0
+	for ; i+8 <= len(t); i += 8 {
+		m |= pathBytes[t[i]] | pathBytes[t[i+1]] | pathBytes[t[i+2]] | pathBytes[t[i+3]] |
+			pathBytes[t[i+4]] | pathBytes[t[i+5]] | pathBytes[t[i+6]] | pathBytes[t[i+7]]
+		if m&pathNot != 0 {
 			return false
 		}
-		slash = slash || c == '/' || c == '\\'
 	}
-	if strings.Contains(t, "://") {
+	for ; i < len(t); i++ {
+		m |= pathBytes[t[i]]
+	}
+	if m&pathNot != 0 || strings.Contains(t, "://") {
 		return false
 	}
-	return slash || hasSourceExt(t) || strings.HasPrefix(t, ".")
+	return m&pathSlash != 0 || hasSourceExt(t) || strings.HasPrefix(t, ".")
 }
 
-// notInPath are the bytes that make a line more than a path.
-var notInPath = setOf(" \t\"'<>{}[]()=,;")
+// pathBytes marks the bytes that make a line more than a path (pathNot)
+// and the path separators (pathSlash).
+var pathBytes = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\"'<>{}[]()=,;") {
+		t[c] = pathNot
+	}
+	t['/'], t['\\'] = pathSlash, pathSlash
+	return t
+}()
+
+const (
+	pathNot uint8 = 1 << iota
+	pathSlash
+)
 
 // hitPath returns the path of a grep/rg hit line ("path:12:text",
 // "path-12-text" for context lines, "path:text" is not enough), or "".
