@@ -18,11 +18,16 @@ func Detect(text string, hint Hint) Kind {
 		return KindJSON
 	}
 	// The line scan is most of Detect's cost; a command that names its
-	// kind (pytest, go test) needs none of it.
+	// kind (pytest, go test) needs none of it, and a decision that reads
+	// a few counts has only those counted. A later decision that reads
+	// more rescans once, for all of them.
 	var scanned *scanStats
-	s := func() *scanStats {
-		if scanned == nil {
-			v := scan(text)
+	s := func(want scanWant) *scanStats {
+		if scanned == nil || scanned.want&want != want {
+			if scanned != nil {
+				want = wantAll
+			}
+			v := scan(text, want)
 			scanned = &v
 		}
 		return scanned
@@ -31,19 +36,19 @@ func Detect(text string, hint Hint) Kind {
 	case KindFileRead:
 		// A test report or a `go test -json` stream opened with a read
 		// tool is read for its failures.
-		if s().isTest() {
+		if s(wantTest | wantList).isTest() {
 			return KindTestLog
 		}
-		if s().listing() && contains(editorTools, strings.ToLower(hint.ToolName)) {
+		if s(wantList).listing() && contains(editorTools, strings.ToLower(hint.ToolName)) {
 			return KindDirListing // the editor's view of a directory
 		}
 		return KindFileRead
 	case KindSearch:
-		if s().hits > 0 || s().listing() {
+		if s(wantHits|wantList).hits > 0 || s(wantList).listing() {
 			return KindSearch
 		}
 	case KindDirListing:
-		if s().listing() || s().hits == 0 && s().diagnostics == 0 {
+		if s(wantList|wantHits|wantDiag).listing() || s(wantHits).hits == 0 && s(wantDiag).diagnostics == 0 {
 			return KindDirListing
 		}
 	}
@@ -51,23 +56,23 @@ func Detect(text string, hint Hint) Kind {
 	case KindTestLog:
 		return KindTestLog
 	case KindDiff:
-		if s().isDiff() {
+		if s(0).isDiff() {
 			return KindDiff
 		}
 	case KindSearch:
-		if (s().hits > 0 || s().plainHits*2 > s().nonEmpty) && !s().isTest() {
+		if (s(wantHits|wantTest).hits > 0 || s(wantHits).plainHits*2 > s(0).nonEmpty) && !s(wantTest).isTest() {
 			return KindSearch
 		}
 	case KindDirListing:
-		if !s().isTest() && s().diagnostics == 0 {
+		if !s(wantTest|wantDiag).isTest() && s(wantDiag).diagnostics == 0 {
 			return KindDirListing
 		}
 	case KindFileRead:
-		if !s().isTest() && !s().isDiff() {
+		if !s(wantTest).isTest() && !s(0).isDiff() {
 			return KindFileRead
 		}
 	}
-	return s().kind()
+	return s(wantAll).kind()
 }
 
 // Tool names by what their output is, lower-cased. Claude Code, Codex,

@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -160,6 +161,48 @@ func TestParseHitDatedNames(t *testing.T) {
 		path, n, match := parseHit(c.line)
 		if path != c.path || n != c.n || match != c.match {
 			t.Errorf("parseHit(%q) = %q, %d, %v; want %q, %d, %v", c.line, path, n, match, c.path, c.n, c.match)
+		}
+	}
+}
+
+// TestScanWant: a scan asked for some groups of counts counts them as a
+// full scan does, so Detect decides the same from a partial scan.
+func TestScanWant(t *testing.T) {
+	ents, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		text := readTestdata(t, e.Name())
+		full := scan(text, wantAll)
+		for _, w := range []scanWant{0, wantTest, wantTrace, wantDiag, wantHits, wantList, wantLog, wantTest | wantList} {
+			got := scan(text, w)
+			want := full
+			if w&wantTest == 0 {
+				want.testStrong, want.testLines = 0, 0
+			}
+			if w&wantTrace == 0 {
+				want.traceback = 0
+			}
+			if w&wantDiag == 0 {
+				want.diagnostics = 0
+			}
+			if w&wantHits == 0 {
+				want.hits, want.plainHits = 0, 0
+			}
+			if w&wantList == 0 {
+				want.lsLines, want.treeLines, want.pathLines = 0, 0, 0
+			}
+			if w&wantLog == 0 {
+				want.logLines = 0
+			}
+			want.want = w
+			if got != want {
+				t.Errorf("%s, want %b: %+v, full scan %+v", e.Name(), w, got, full)
+			}
 		}
 	}
 }

@@ -239,16 +239,16 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		keys[k] = id
 		return int(k)
 	}
-	for k, id := range ids {
-		if id == 0 {
-			id, ids[k] = 1, 1 // 0 marks an empty slot
-		}
-		vals[slot(id)]++
-	}
-	// Turn each id into its slot, so the greedy below never hashes again.
+	// Each id becomes its slot as it is counted, so the greedy below
+	// never hashes again.
 	slots := make([]int32, len(ids))
 	for k, id := range ids {
-		slots[k] = int32(slot(id))
+		if id == 0 {
+			id = 1 // 0 marks an empty slot
+		}
+		x := slot(id)
+		vals[x]++
+		slots[k] = int32(x)
 	}
 	show := func(i int) {
 		for _, x := range slots[start[i]:start[i+1]] {
@@ -286,15 +286,20 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	// names; names shared in adversarial patterns could make every add
 	// stale every line, so the pops are bounded to keep the pass linear.
 	for pops := 0; h.Len() > 0 && pops < 4*n+1024; pops++ {
-		top := h.pop()
+		top := h.items[0]
 		sc := score(top.i)
 		if sc <= 0 {
+			h.pop()
 			continue
 		}
-		if h.Len() > 0 && sc < h.items[0].score {
-			h.push(scoredLine{top.i, sc})
+		if next := h.second(); next >= 0 && sc < h.items[next].score {
+			// Stale: it sinks in place, which pops the same lines in
+			// the same order as a pop and a push (the order is total).
+			h.items[0].score = sc
+			h.down(0)
 			continue
 		}
+		h.pop()
 		if add(top.i, limit) {
 			show(top.i)
 			misses = 0
@@ -327,10 +332,7 @@ func appendCodeNames(code string, ids []uint64, from int) []uint64 {
 		}
 		name := (first|inner)&classNameMark != 0 || inner&classUpper != 0
 		if w := code[i:j]; len(w) >= 6 && name && len(ids)-from < 32 {
-			id := uint64(14695981039346656037) // FNV-1a
-			for k := 0; k < len(w); k++ {
-				id = (id ^ uint64(w[k])) * 1099511628211
-			}
+			id := nameHash(w)
 			dup := false
 			for _, x := range ids[from:] {
 				if x == id {
@@ -345,6 +347,25 @@ func appendCodeNames(code string, ids []uint64, from int) []uint64 {
 		i = j
 	}
 	return ids
+}
+
+// nameHash hashes a code name eight bytes at a time (a multiply and a
+// shift per word instead of a multiply per byte); names are only compared
+// by it, so any well-mixed 64-bit hash keeps the counts.
+func nameHash(w string) uint64 {
+	h := uint64(len(w)) * 0x9e3779b97f4a7c15
+	for ; len(w) >= 8; w = w[8:] {
+		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		h = (h ^ v) * 0xff51afd7ed558ccd
+		h ^= h >> 32
+	}
+	var v uint64
+	for k := 0; k < len(w); k++ {
+		v |= uint64(w[k]) << (8 * k)
+	}
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53
+	return h ^ h>>29
 }
 
 // codeNames appends the distinct code names of a line to out.
@@ -425,16 +446,18 @@ func (h *lineHeap) init() {
 	}
 }
 
-func (h *lineHeap) push(x scoredLine) {
-	h.items = append(h.items, x)
-	for k := len(h.items) - 1; k > 0; {
-		p := (k - 1) / 2
-		if !h.less(k, p) {
-			return
-		}
-		h.items[k], h.items[p] = h.items[p], h.items[k]
-		k = p
+// second is the index of the best item after the top, or -1.
+func (h *lineHeap) second() int {
+	switch len(h.items) {
+	case 0, 1:
+		return -1
+	case 2:
+		return 1
 	}
+	if h.less(2, 1) {
+		return 2
+	}
+	return 1
 }
 
 func (h *lineHeap) pop() scoredLine {

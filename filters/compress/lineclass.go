@@ -481,33 +481,37 @@ func hasErrorWord(t string) bool {
 // lineLevel it must look like the exception line of a traceback (followed by
 // ':' or the end of the line), not a mention inside code or prose.
 func hasExceptionToken(t string, lineLevel bool) bool {
-	for _, suf := range [...]string{"Error", "Exception"} {
-		s := t
-		off := 0
-		for {
-			i := strings.Index(s, suf)
-			if i < 0 {
-				break
+	// One scan for the 'E' both words start with; neither holds another
+	// 'E', so no occurrence starts inside another.
+	for off := 0; ; {
+		i := strings.IndexByte(t[off:], 'E')
+		if i < 0 {
+			return false
+		}
+		abs := off + i
+		off = abs + 1
+		var end int
+		switch rest := t[abs:]; {
+		case strings.HasPrefix(rest, "Error"):
+			end = abs + len("Error")
+		case strings.HasPrefix(rest, "Exception"):
+			end = abs + len("Exception")
+		default:
+			continue
+		}
+		if abs > 0 && isWordByte(t[abs-1]) {
+			next := byte(0)
+			if end < len(t) {
+				next = t[end]
 			}
-			abs := off + i
-			end := abs + len(suf)
-			if abs > 0 && isWordByte(t[abs-1]) {
-				next := byte(0)
-				if end < len(t) {
-					next = t[end]
-				}
-				if !lineLevel && !isWordByte(next) {
-					return true
-				}
-				if next == ':' || (next == 0 && startsLikeException(t)) {
-					return true
-				}
+			if !lineLevel && !isWordByte(next) {
+				return true
 			}
-			s = t[end:]
-			off = end
+			if next == ':' || (next == 0 && startsLikeException(t)) {
+				return true
+			}
 		}
 	}
-	return false
 }
 
 // startsLikeException: a bare "ValueError" or "pkg.errors.MyError" line.

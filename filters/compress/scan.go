@@ -22,14 +22,31 @@ type scanStats struct {
 	numbered    int
 	logLines    int
 	goJSON      int
+	// want is what this scan counted: the counts of the groups not in
+	// it stay zero. The line and diff counts are always counted.
+	want scanWant
 }
+
+// scanWant names groups of scanStats' counts: Detect asks for the ones its
+// decision reads, and a line is not put to the questions of the others.
+type scanWant uint8
+
+const (
+	wantTest  scanWant = 1 << iota // testStrong, testLines
+	wantTrace                      // traceback
+	wantDiag                       // diagnostics
+	wantHits                       // hits, plainHits
+	wantList                       // lsLines, treeLines, pathLines
+	wantLog                        // logLines
+	wantAll   = wantTest | wantTrace | wantDiag | wantHits | wantList | wantLog
+)
 
 // scanLimit bounds how much of a large output detection reads: the start and
 // the end, where banners and summaries are.
 const scanLimit = 64 << 10
 
-func scan(text string) scanStats {
-	var s scanStats
+func scan(text string, want scanWant) scanStats {
+	s := scanStats{want: want}
 	if len(text) > scanLimit {
 		head := text[:scanLimit*3/4]
 		if i := strings.LastIndexByte(head, '\n'); i > 0 {
@@ -121,8 +138,6 @@ func (s *scanStats) line(l string, ansi bool) {
 			return
 		}
 	}
-	t := trimLeft(l)
-	sc := scanLine(l)
 	switch {
 	case strings.HasPrefix(l, "{\"") && strings.Contains(l, "\"Action\":\""):
 		s.goJSON++
@@ -131,6 +146,50 @@ func (s *scanStats) line(l string, ansi bool) {
 		s.diffGit++
 		return
 	}
+	want := s.want
+	if want == 0 {
+		return
+	}
+	t := trimLeft(l)
+	sc := scanLine(l)
+	m := sc.bits
+	if want&wantTest != 0 {
+		s.testLine(l, t, sc)
+	}
+	if want&wantTrace != 0 && (strings.HasPrefix(t, "Traceback (most recent call last)") || strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, "]:") ||
+		strings.HasPrefix(l, "Exception in thread ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(t, "at ") && strings.HasSuffix(l, ")")) {
+		s.traceback++
+	}
+	if want&wantDiag != 0 && isErrorLineIn(l, m) {
+		s.diagnostics++
+	}
+	if want&wantHits != 0 {
+		// A hit has digits after its path, a plain hit a colon.
+		if m.has('0') && hitPath(l) != "" {
+			s.hits++
+		} else if m.has(':') && plainHitPath(l) != "" {
+			s.plainHits++
+		}
+	}
+	if want&wantList != 0 {
+		if isLsLine(l) {
+			s.lsLines++
+		} else if sc.mayBeTreeRow() && treeDepth(l) >= 0 {
+			s.treeLines++
+		} else if sc.mayBePathLine() && isPathLine(l) {
+			s.pathLines++
+		}
+	}
+	info := m.has('I') && m.has('N') && m.has('F') && m.has('O')
+	if want&wantLog != 0 && (m.has('0') && hasTimestamp(l) || isLogErrorIn(l, m) || info && containsWord(l, "INFO ") ||
+		m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]")) {
+		s.logLines++
+	}
+}
+
+// testLine counts the test signals of a line (t is l without its
+// indentation).
+func (s *scanStats) testLine(l, t string, sc lineScan) {
 	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
 		s.testStrong++
 	}
@@ -147,32 +206,6 @@ func (s *scanStats) line(l string, ansi bool) {
 	}
 	if t != "" && t[0] == '<' && (strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ")) {
 		s.testStrong++
-	}
-	if strings.HasPrefix(t, "Traceback (most recent call last)") || strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, "]:") ||
-		strings.HasPrefix(l, "Exception in thread ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(t, "at ") && strings.HasSuffix(l, ")") {
-		s.traceback++
-	}
-	if isErrorLineIn(l, sc.bits) {
-		s.diagnostics++
-	}
-	m := sc.bits
-	// A hit has digits after its path, a plain hit a colon.
-	if m.has('0') && hitPath(l) != "" {
-		s.hits++
-	} else if m.has(':') && plainHitPath(l) != "" {
-		s.plainHits++
-	}
-	if isLsLine(l) {
-		s.lsLines++
-	} else if sc.mayBeTreeRow() && treeDepth(l) >= 0 {
-		s.treeLines++
-	} else if sc.mayBePathLine() && isPathLine(l) {
-		s.pathLines++
-	}
-	info := m.has('I') && m.has('N') && m.has('F') && m.has('O')
-	if m.has('0') && hasTimestamp(l) || isLogErrorIn(l, m) || info && containsWord(l, "INFO ") ||
-		m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]") {
-		s.logLines++
 	}
 }
 
@@ -312,22 +345,40 @@ func isPathLine(l string) bool {
 	if t == "" || len(t) > 512 {
 		return false
 	}
-	slash := false
-	for i := 0; i < len(t); i++ { // one pass for both byte sets
-		c := t[i]
-		if notInPath[c] {
+	// One pass for both byte sets, eight bytes between tests: one table
+	// load and an OR a byte.
+	var m uint8
+	i := 0
+	for ; i+8 <= len(t); i += 8 {
+		m |= pathBytes[t[i]] | pathBytes[t[i+1]] | pathBytes[t[i+2]] | pathBytes[t[i+3]] |
+			pathBytes[t[i+4]] | pathBytes[t[i+5]] | pathBytes[t[i+6]] | pathBytes[t[i+7]]
+		if m&pathNot != 0 {
 			return false
 		}
-		slash = slash || c == '/' || c == '\\'
 	}
-	if strings.Contains(t, "://") {
+	for ; i < len(t); i++ {
+		m |= pathBytes[t[i]]
+	}
+	if m&pathNot != 0 || strings.Contains(t, "://") {
 		return false
 	}
-	return slash || hasSourceExt(t) || strings.HasPrefix(t, ".")
+	return m&pathSlash != 0 || hasSourceExt(t) || strings.HasPrefix(t, ".")
 }
 
-// notInPath are the bytes that make a line more than a path.
-var notInPath = setOf(" \t\"'<>{}[]()=,;")
+// pathBytes marks the bytes that make a line more than a path (pathNot)
+// and the path separators (pathSlash).
+var pathBytes = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\"'<>{}[]()=,;") {
+		t[c] = pathNot
+	}
+	t['/'], t['\\'] = pathSlash, pathSlash
+	return t
+}()
+
+const (
+	pathNot uint8 = 1 << iota
+	pathSlash
+)
 
 // hitPath returns the path of a grep/rg hit line ("path:12:text",
 // "path-12-text" for context lines, "path:text" is not enough), or "".
