@@ -75,7 +75,7 @@ type Strategy interface {
 
 // Report says what a strategy did to one tool output.
 type Report struct {
-	Kind                    Kind // empty for Passthrough, which does not look
+	Kind                    Kind // empty when the strategy did not look: Passthrough, or an output already within structural's aim
 	BytesBefore, BytesAfter int
 	LinesBefore, LinesAfter int
 	// Omitted counts input lines that are not in the output. For JSON it
@@ -203,13 +203,17 @@ func (o StructuralOptions) aim(n int) int {
 }
 
 func (s structural) Compress(text string, hint Hint) (string, Report) {
-	kind := Detect(text, hint)
 	// From here on the aim is a byte count, so the strategies below and
 	// the embedded outputs they recurse into see one number.
 	s.opts.TargetBytes, s.opts.TargetRatio = s.opts.aim(len(text)), 0
 	if len(text) <= s.opts.TargetBytes || hasOwnMarker(text) {
-		return text, unchanged(kind, text)
+		// Left as it is, so its kind is not read: detection reads up to
+		// 64 KB of lines, and the results between the filter's min_bytes
+		// and the aim are many (issue 23: Detect was over half of
+		// compression's CPU end to end).
+		return text, unchanged("", text)
 	}
+	kind := Detect(text, hint)
 	var out string
 	var omitted int
 	switch kind {
