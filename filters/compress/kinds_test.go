@@ -231,7 +231,7 @@ func kindCases(t testing.TB) []kindCase {
 			},
 			// Omitted hits are named as literal locations; past half of
 			// what the gap held, or what the aim leaves, by line number.
-			markers: []string{`^\[… \d+ lines? omitted: hits at ([^ ,]+:\d+)(, [^ ,]+:\d+)*(, and in [^ ]+ lines \d+(, \d+)*)?(, …)? …\]$`},
+			markers: []string{`^\[… \d+ lines? omitted: hits at ([^ ,]+:\d+)(, [^ ,]+:\d+)*(, and lines \d+(, \d+)*)?(, …)? …\]$`},
 			// The aim (8 KiB) is 0.19 of the input; location lists may
 			// pass it by half of it, as in diagnostic outputs.
 			maxRatio: 0.33,

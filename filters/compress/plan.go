@@ -1013,38 +1013,30 @@ func (p *plan) groupReason(i, j, g int) string {
 // hitLocations writes where the omitted hits of one file were, as literal
 // locations, " at a.go:12, a.go:40": what an agent pastes into its next
 // read or edit (issue 23: a bare line number is not a location any tool
-// takes). Once the list reaches half the bytes the gap stands for, or what
-// is left of the aim's lists (listLeft), the rest are line numbers after
-// the file's name, ", and in a.go lines 88, 90", up to 24 numbers in all
-// (" in a.go at lines 12, 40" when not even one location fits). It writes
-// nothing and reports false when the gap holds no hit.
+// takes). The first is always literal (it costs no more than naming the
+// file would); once the list reaches half the bytes the gap stands for, or
+// what is left of the aim's lists (listLeft), the rest of the one file's
+// hits are line numbers, ", and lines 88, 90", up to 24 entries in all. It
+// writes nothing and reports false when the gap holds no hit.
 func (p *plan) hitLocations(b *strings.Builder, i, j int, path string) bool {
 	gapBytes := 0
 	for k := i; k < j; k++ {
 		gapBytes += len(p.line(k)) + 1
 	}
-	start := b.Len()
-	limit := start + min(gapBytes/2, p.listLeft)
+	limit := b.Len() + min(gapBytes/2, p.listLeft)
 	n, literal := 0, true
 	for k := i; k < j; k++ {
 		if p.hitLine[k] <= 0 {
 			continue
 		}
 		no := strconv.Itoa(int(p.hitLine[k]))
-		if literal && b.Len()+4+len(path)+1+len(no) > limit {
-			literal = false
-			if n == 0 {
-				b.WriteString(" in ")
-				b.WriteString(path)
-				b.WriteString(" at lines ")
-			} else {
-				b.WriteString(", and in ")
-				b.WriteString(path)
-				b.WriteString(" lines ")
-			}
-		} else if n == 0 {
+		switch {
+		case n == 0:
 			b.WriteString(" at ")
-		} else {
+		case literal && b.Len()+2+len(path)+1+len(no) > limit:
+			literal = false
+			b.WriteString(", and lines ")
+		default:
 			b.WriteString(", ")
 		}
 		if n == 24 {
