@@ -194,6 +194,10 @@ func lineStarts(s string) []int32 {
 	return append(starts, int32(len(s)+1))
 }
 
+// spanBytes is the size of lines [i, j) with their line breaks: lines are
+// contiguous in body, so it is the distance between their starts.
+func (p *plan) spanBytes(i, j int) int { return int(p.starts[j] - p.starts[i]) }
+
 // line returns line i, without its '\n'.
 func (p *plan) line(i int) string {
 	return p.body[p.starts[i] : p.starts[i+1]-1]
@@ -903,10 +907,7 @@ func (p *plan) reason(i, j int) string {
 const andMore = ", and more"
 
 func (p *plan) gapLocations(i, j int, lead string) string {
-	gapBytes := 0
-	for k := i; k < j; k++ {
-		gapBytes += len(p.line(k)) + 1
-	}
+	gapBytes := p.spanBytes(i, j)
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
 	b.WriteString(lead)
@@ -1019,10 +1020,7 @@ func (p *plan) groupReason(i, j, g int) string {
 // hits are line numbers, ", and lines 88, 90", up to 24 entries in all. It
 // writes nothing and reports false when the gap holds no hit.
 func (p *plan) hitLocations(b *strings.Builder, i, j int, path string) bool {
-	gapBytes := 0
-	for k := i; k < j; k++ {
-		gapBytes += len(p.line(k)) + 1
-	}
+	gapBytes := p.spanBytes(i, j)
 	limit := b.Len() + min(gapBytes/2, p.listLeft)
 	n, literal := 0, true
 	for k := i; k < j; k++ {
@@ -1065,10 +1063,7 @@ func (p *plan) groupsReason(i, j int) string {
 	// The names cost at most a sixth of the lines they stand for and a
 	// third of the budget; a name with its count takes five bytes at
 	// least, so no more runs than that are held.
-	gapBytes := 0
-	for k := i; k < j; k++ {
-		gapBytes += len(p.line(k)) + 1
-	}
+	gapBytes := p.spanBytes(i, j)
 	limit := min(gapBytes/6, p.budget/3)
 	type gc struct{ g, n int32 }
 	var list []gc
@@ -1137,10 +1132,7 @@ func (p *plan) groupsReason(i, j int) string {
 // (listLeft), as hitLocations does for one file. ok is false when not even
 // one location fits.
 func (p *plan) gapHitLocations(i, j int) (string, bool) {
-	gapBytes := 0
-	for k := i; k < j; k++ {
-		gapBytes += len(p.line(k)) + 1
-	}
+	gapBytes := p.spanBytes(i, j)
 	limit := min(gapBytes/2, p.listLeft)
 	var b strings.Builder
 	b.WriteString(p.groupUnit)
