@@ -272,7 +272,12 @@ func objectKey(b string, i int, dups bool, f *frame, keys *[]string) (int, error
 }
 
 // decodeKey returns the key as the provider's JSON reader sees it: escapes
-// resolved, so "content" and "\u0063ontent" are the same key.
+// resolved, so "content" and "\u0063ontent" are the same key. Bytes that are
+// not UTF-8 stay as they are, so "\xa8" and "\xff" are two keys here where a
+// reader that replaces them (encoding/json, a WHATWG TextDecoder) sees
+// U+FFFD twice; RFC 8259 §8.1 leaves such text to each reader. That twin
+// cannot hide a member toolproc reads: every name toolproc looks up is
+// ASCII, and no key holding such a byte equals one under either reading.
 func decodeKey(raw string) string { return Unescape(raw) }
 
 // Unescape decodes the body of a JSON string literal (quotes excluded)
