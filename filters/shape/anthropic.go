@@ -129,10 +129,16 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 				}
 				cc := b.Get("cache_control").Raw
 				res := b.Get("content")
-				var extra []string // images and documents inside the result
+				// Each block of the result goes one way: its text into the
+				// rendered (and quoted) text, as partsText reads it, or the
+				// block itself after it (images, documents). A block of
+				// another type that holds text is rendered, not also sent:
+				// sent as it is, its text would reach the model twice, the
+				// second time with call syntax unquoted.
+				var extra []string
 				if res.IsArray() {
 					res.ForEach(func(_, p gjson.Result) bool {
-						if p.Get("type").String() != "text" {
+						if p.Type != gjson.String && p.Get("text").Type != gjson.String {
 							extra = append(extra, p.Raw)
 						}
 						return true
