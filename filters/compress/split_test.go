@@ -51,6 +51,19 @@ var sourceSet = map[string]string{
 	"codex-cli-emailbuddy":     "test",   // Codex CLI via SpecStory markdown, IngoS11/EmailBuddy (JavaScript)
 	"claude-code-yinmod":       "tuning", // Claude Code via SpecStory markdown, Excellencedev/yin-minecraft-mod (Java)
 	"claude-code-munsellspace": "test",   // Claude Code via SpecStory markdown, ChrisGVE/MunsellSpace (Rust)
+	// Native session logs added in stop 31, placed before any of their
+	// outputs was compressed. Alternating by order would have put the one
+	// large native Claude Code source in tuning; the field's agent is
+	// Claude Code, so it is measured, and the sets gain about the same
+	// number of outputs (517 and 510 of 2 KB or more). Both gain Copilot
+	// CLI, from different projects; the one project's Codex and Copilot
+	// logs stay together.
+	"claude-code-gastownhall": "tuning", // Claude Code 2.1, gastownhall/website (Astro, gt/bd/git)
+	"gemini-cli-gastownhall":  "tuning", // Gemini CLI, the same project
+	"codex-cli-agentv":        "tuning", // Codex CLI native rollouts, EntityProcess/agentv (TypeScript)
+	"copilot-cli-agentv":      "tuning", // GitHub Copilot CLI, the same project
+	"claude-code-entire":      "test",   // Claude Code 2.0-2.1 native transcripts, entireio/cli (Go)
+	"copilot-cli-azure-dev":   "test",   // GitHub Copilot CLI, JeffreyCA/azure-dev (Go)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -66,6 +79,12 @@ var sessionAgents = map[string]string{
 	"codex-cli-emailbuddy":     "codex-cli-emailbuddy",
 	"claude-code-yinmod":       "claude-code-yinmod",
 	"claude-code-munsellspace": "claude-code-munsellspace",
+	"claude-code-gastownhall":  "claude-code-gastownhall",
+	"gemini-cli-gastownhall":   "gemini-cli-gastownhall",
+	"codex-cli-agentv":         "codex-cli-agentv",
+	"copilot-cli-agentv":       "copilot-cli-agentv",
+	"claude-code-entire":       "claude-code-entire",
+	"copilot-cli-azure-dev":    "copilot-cli-azure-dev",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -143,7 +162,7 @@ func present(t *testing.T, load func(testing.TB) []record) []record {
 // TestQualitySplit prints the headline figures of every source together,
 // test set and tuning set apart, at 4x and 10x, with head+tail at the same
 // bytes beside, and at the shipped defaults on the outputs they change;
-// then the test set's Claude Code, pi and Codex sessions
+// then the test set's Claude Code, pi, Codex and Copilot CLI sessions
 // alone (TEST-field), the agents closest to what runs in the field, and the test set as it was
 // before the committed sessions joined it (the shared corpus and sessions). The committed sessions are in
 // every clone; the shared corpus and sessions join when they sit beside the
@@ -160,7 +179,8 @@ func TestQualitySplit(t *testing.T) {
 	var field []sample
 	for _, s := range test {
 		switch sourceOf(s.record) {
-		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace":
+		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
+			"claude-code-entire", "copilot-cli-azure-dev":
 			field = append(field, s)
 		}
 	}
