@@ -81,7 +81,20 @@ type position struct{ line, column int }
 type configCheck struct {
 	errs ConfigErrors
 	pos  map[string]position // key path -> where the user wrote it
+	// merging holds the mappings whose merge keys are being followed: a
+	// merge that reaches one of them again is a loop (<<: *d inside &d),
+	// which the decoder refuses and which would otherwise recurse forever.
+	merging []*yamlnode.Node
+	// keys counts the keys visited. Aliases are followed where they are
+	// used, so a small file can name a huge tree (each level an alias of
+	// many aliases of the level below); past maxCheckedKeys the walk stops.
+	keys int
 }
+
+// maxCheckedKeys bounds the keys one check visits, aliases expanded: far
+// above any real configuration (a few hundred keys), far below a tree a
+// few lines of aliases can name.
+const maxCheckedKeys = 1 << 16
 
 func (c *configCheck) add(n *yamlnode.Node, key, format string, args ...any) {
 	c.errs.List = append(c.errs.List, &ConfigError{Key: key, Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)})
@@ -165,6 +178,12 @@ func (c *configCheck) mapping(n *yamlnode.Node, path string, visit func(keyNode 
 	seen := map[string]*yamlnode.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		if c.keys++; c.keys == maxCheckedKeys {
+			c.add(k, path, "the file names over %d keys once its aliases are expanded; not checked further", maxCheckedKeys)
+		}
+		if c.keys >= maxCheckedKeys {
+			return
+		}
 		if k.Kind != yamlnode.ScalarNode {
 			c.add(k, path, "keys must be plain words; got %s", describe(k))
 			continue
@@ -176,9 +195,16 @@ func (c *configCheck) mapping(n *yamlnode.Node, path string, visit func(keyNode 
 				srcs = v.Content
 			}
 			for _, s := range srcs {
-				if s = resolve(s); s.Kind == yamlnode.MappingNode {
-					c.mapping(s, path, visit)
+				if s = resolve(s); s.Kind != yamlnode.MappingNode {
+					continue
 				}
+				if s == n || slices.Contains(c.merging, s) {
+					c.add(k, path, "merges a mapping that contains this merge key: the merge never ends")
+					continue
+				}
+				c.merging = append(c.merging, n)
+				c.mapping(s, path, visit)
+				c.merging = c.merging[:len(c.merging)-1]
 			}
 			continue
 		}

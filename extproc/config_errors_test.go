@@ -161,6 +161,31 @@ func TestConfigAcceptsWhatTheDecoderReads(t *testing.T) {
 	}
 }
 
+// A merge key inside the mapping it merges crashed the check with a stack
+// overflow (found by FuzzParseConfig); aliases that name a huge tree in a
+// few lines are not walked without end. Both end in an error, at once.
+func TestConfigCheckEndsOnLoopsAndAliasFloods(t *testing.T) {
+	var flood strings.Builder
+	flood.WriteString("x: &k {")
+	for i := range 300 {
+		fmt.Fprintf(&flood, "k%d: 1, ", i)
+	}
+	flood.WriteString("}\nprofiles:\n")
+	for i := range 300 {
+		fmt.Fprintf(&flood, "  p%d: *k\n", i)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"profiles:\n  default: &d\n    c taither:other:\n    <<: *d\n", "merges a mapping that contains this merge key"},
+		{"profiles:\n  default: &d\n    <<: [*d]\n", "merges a mapping that contains this merge key"},
+		{flood.String(), "keys once its aliases are expanded"},
+	} {
+		_, err := ParseConfig([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseConfig(%.60q): %v, want an error saying %q", tc.in, err, tc.want)
+		}
+	}
+}
+
 func TestLoadConfigNamesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "toolproc.yaml")
 	if err := os.WriteFile(path, []byte("log:\n  levl: debug\n"), 0o600); err != nil {
