@@ -184,7 +184,14 @@ func (r *jsonRenderer) appendContainer(b []byte, v gjson.Result, open, close byt
 			b = append(b, ',')
 		}
 		if withKeys {
-			b = append(b, k.Raw...)
+			// A key is copied as written unless it holds bytes that are
+			// not UTF-8: a rewritten value is valid UTF-8 throughout, as
+			// its strings are (QuoteString writes U+FFFD for such bytes).
+			if utf8.ValidString(k.Raw) {
+				b = append(b, k.Raw...)
+			} else {
+				b = append(b, wire.QuoteString(k.String())...)
+			}
 			b = append(b, ':')
 		}
 		b = r.append(b, val)

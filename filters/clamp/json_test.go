@@ -111,6 +111,19 @@ func TestJSONInvalidUnchanged(t *testing.T) {
 	}
 }
 
+// A key with bytes that are not UTF-8, in a value the clamp rewrites, is
+// written with U+FFFD as the strings are (found by FuzzJSON): the output
+// is valid UTF-8 and within the limits.
+func TestJSONKeyNotUTF8(t *testing.T) {
+	in := `{"results":[{"pat` + "\xc9\xc9" + `h":"` + strings.Repeat("x", 300) + `"}],"more":"` + strings.Repeat("y", 600) + `"}`
+	lim := Limits{MaxBytes: 256, MaxLines: 4}
+	out, rep := JSON(in, lim)
+	checkJSON(t, in, out, rep, lim)
+	if !rep.Changed || !strings.Contains(out, `"pat\ufffd\ufffdh"`) && !strings.Contains(out, "\"pat\uFFFD\uFFFDh\"") {
+		t.Errorf("changed %v, key not written with U+FFFD: %q", rep.Changed, out)
+	}
+}
+
 func FuzzJSON(f *testing.F) {
 	f.Add(bigJSONArray(50), 512, 4)
 	f.Add(`{"output":"a\nb\nc\nd\ne\nf"}`, 300, 3)
