@@ -138,7 +138,7 @@ func textOnlyAnthropic(body []byte, o Options) ([]byte, Report, error) {
 				var extra []string
 				if res.IsArray() {
 					res.ForEach(func(_, p gjson.Result) bool {
-						if p.Type != gjson.String && p.Get("text").Type != gjson.String {
+						if !isTextPart(p) {
 							extra = append(extra, p.Raw)
 						}
 						return true

@@ -254,6 +254,12 @@ func partsText(c gjson.Result) string {
 	return strings.Join(parts, "\n")
 }
 
+// isTextPart says whether partsText renders part p: a string, or a part
+// holding a "text" string whatever its type.
+func isTextPart(p gjson.Result) bool {
+	return p.Type == gjson.String || p.Get("text").Type == gjson.String
+}
+
 // jsonStr encodes s as a JSON string.
 func jsonStr(s string) string { return string(wire.QuoteString(s)) }
 
