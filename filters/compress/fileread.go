@@ -1,6 +1,9 @@
 package compress
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // selectFileRead keeps the head and the tail of a file read, then its
 // definition lines (func, type, class, def, ...) while the budget allows,
@@ -66,13 +69,22 @@ func selectFileRead(p *plan) {
 	// Landmarks in the middle, in file order: definitions and the lines
 	// that raise, catch or report errors; an outline first, within
 	// fileReadOutline, the rest after the names.
+	//
+	// One pass reads each line once for both this and the names below:
+	// the number stripped once, the line's code names hashed as it goes.
+	names := nameScratchPool.Get().(*nameScratch)
+	defer names.release()
+	names.reset(min(n, maxNameLines))
 	var marks []int
-	for i := h; i <= t; i++ {
+	for i := 0; i < n && (i < names.n || i <= t); i++ {
 		code := p.line(i)
 		if style != numNone {
 			code = stripNumber(code, style)
 		}
-		if isDefinition(code) || isErrorLineIn(code, bitsOf(code)) {
+		if i < names.n {
+			names.addLine(code)
+		}
+		if i >= h && i <= t && (isDefinition(code) || isErrorLineIn(code, bitsOf(code))) {
 			marks = append(marks, i)
 		}
 	}
@@ -87,7 +99,7 @@ func selectFileRead(p *plan) {
 	// used more often first. The names an agent quotes, greps or edits
 	// next are the file's own recurring ones far more often than its
 	// comments or blank runs (issue 23).
-	coverNames(p, style, add, b*fileReadNames/100)
+	coverNames(p, names, add, b*fileReadNames/100)
 	landmarks(b * 95 / 100)
 	// Grow head and tail, two head lines per tail line.
 	for h <= t {
@@ -204,32 +216,18 @@ const maxNames = 1 << 18
 // beats the next one is the best. Names are kept as 64-bit hashes in one
 // flat array and counted in an open-addressing table, so the pass
 // allocates per read, not per line or name.
-func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int) {
-	n := min(p.n, maxNameLines)
-	start := make([]int32, n+1)
-	var ids []uint64
-	for i := 0; i < n; i++ {
-		start[i] = int32(len(ids))
-		code := p.line(i)
-		if style != numNone {
-			code = stripNumber(code, style)
-		}
-		if len(code) > 1000 {
-			code = code[:1000]
-		}
-		if len(ids) < maxNames {
-			ids = appendCodeNames(code, ids, int(start[i]))
-		}
-	}
-	start[n] = int32(len(ids))
+func coverNames(p *plan, sc *nameScratch, add func(i, limit int) bool, limit int) {
+	n, start, ids := sc.n, sc.start, sc.ids
 	// Each name's count, negative once a kept line shows it: an
 	// open-addressing table indexed by the hash itself, a slot per name.
 	size := 1
 	for size < 2*len(ids) {
 		size *= 2
 	}
-	keys := make([]uint64, size)
-	vals := make([]int32, size)
+	keys := grown(sc.keys, size)
+	vals := grown(sc.vals, size)
+	clear(keys)
+	clear(vals)
 	mask := uint64(size - 1)
 	slot := func(id uint64) int {
 		k := (id ^ id>>29) & mask
@@ -241,7 +239,7 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	}
 	// Each id becomes its slot as it is counted, so the greedy below
 	// never hashes again.
-	slots := make([]int32, len(ids))
+	slots := grown(sc.slots, len(ids))
 	for k, id := range ids {
 		if id == 0 {
 			id = 1 // 0 marks an empty slot
@@ -250,10 +248,19 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		vals[x]++
 		slots[k] = int32(x)
 	}
+	// live counts the names no kept line shows yet: once it is 0 every
+	// line scores 0, and popping the rest of the heap could add nothing.
+	live := 0
+	for x := range vals {
+		if vals[x] > 0 {
+			live++
+		}
+	}
 	show := func(i int) {
 		for _, x := range slots[start[i]:start[i+1]] {
 			if c := vals[x]; c > 0 {
 				vals[x] = -c
+				live--
 			}
 		}
 	}
@@ -272,7 +279,8 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 		// Per byte, in 1/1024ths: a short line with the same names wins.
 		return s * 1024 * 64 / (p.lineCost(i) + 64)
 	}
-	h := &lineHeap{}
+	h := &lineHeap{items: sc.heap[:0]}
+	defer func() { sc.keys, sc.vals, sc.slots, sc.heap = keys, vals, slots, h.items }()
 	for i := 0; i < n; i++ {
 		if !p.cls[i].keep && start[i+1] > start[i] {
 			if sc := score(i); sc > 0 {
@@ -285,7 +293,7 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 	// A line is popped again only when a kept line covered one of its
 	// names; names shared in adversarial patterns could make every add
 	// stale every line, so the pops are bounded to keep the pass linear.
-	for pops := 0; h.Len() > 0 && pops < 4*n+1024; pops++ {
+	for pops := 0; h.Len() > 0 && live > 0 && pops < 4*n+1024; pops++ {
 		top := h.items[0]
 		sc := score(top.i)
 		if sc <= 0 {
@@ -307,6 +315,61 @@ func coverNames(p *plan, style numbering, add func(i, limit int) bool, limit int
 			break // the budget is spent: a few smaller lines may fit, not more
 		}
 	}
+}
+
+// nameScratch holds coverNames' per-read arrays between reads: a 1 MB read
+// fills about 2 MB of them, and allocating them afresh for every read made
+// the collector, not the pass, a sixth of a read's CPU.
+type nameScratch struct {
+	n                  int     // lines whose names are held
+	start, vals, slots []int32 // start[i]: line i's first name in ids
+	ids, keys          []uint64
+	heap               []scoredLine
+}
+
+var nameScratchPool = sync.Pool{New: func() any { return new(nameScratch) }}
+
+// reset readies the scratch for the names of n lines.
+func (sc *nameScratch) reset(n int) {
+	sc.n = n
+	sc.start = grown(sc.start, n+1)[:0]
+	sc.ids = sc.ids[:0]
+	if n == 0 {
+		sc.start = append(sc.start, 0)
+	}
+}
+
+// addLine hashes the code names of the next line (its first 1000 bytes;
+// none once maxNames are held) and closes the list at the last line.
+func (sc *nameScratch) addLine(code string) {
+	sc.start = append(sc.start, int32(len(sc.ids)))
+	if len(code) > 1000 {
+		code = code[:1000]
+	}
+	if len(sc.ids) < maxNames {
+		sc.ids = appendCodeNames(code, sc.ids, int(sc.start[len(sc.start)-1]))
+	}
+	if len(sc.start) == sc.n {
+		sc.start = append(sc.start, int32(len(sc.ids)))
+	}
+}
+
+// release returns the scratch to the pool unless one huge read grew it
+// past what ordinary reads need: such arrays go to the collector.
+func (sc *nameScratch) release() {
+	if cap(sc.keys) > 1<<20 || cap(sc.ids) > 1<<20 {
+		return
+	}
+	nameScratchPool.Put(sc)
+}
+
+// grown returns s resliced to n elements, reallocated when its capacity
+// is short; the contents are whatever was there.
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // appendCodeNames appends to ids the hashes of the distinct code names of
