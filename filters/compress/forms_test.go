@@ -475,3 +475,61 @@ func TestSearchNamesHitLocations(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestErrorLineForms: the failure reports that do not open their line
+// (a tree glyph or a prompt before "fatal:"), and a command's non-zero
+// exit, are error lines; their look-alikes are not.
+func TestErrorLineForms(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"└ fatal: not a git repository (or any of the parent directories): .git", true},
+		{"  ⎿ fatal: path 'src/scripts/shred-docs.js' exists, but not 'scripts/shred-docs.js'", true},
+		{"@agentv/core test: fatal: Could not read from remote repository.", true},
+		{"worker 3: panic: runtime error: index out of range [5] with length 3", true},
+		{"Warning: Could not attach work molecule: cooking mol-polecat-work formula: exit status 1", true},
+		{`shortMessage: "Command failed with exit code 143: bun test"`, true},
+		{"Exit code: 2", true},
+		{"Process exited with code 0", false},
+		{"Exit code: 0", false},
+		{"the job exits code 1 on failure", false},
+		{"nonfatal: retrying the upload", false},
+		{"prefix_panic: counter", false},
+		{"fatality rate: 3", false},
+	} {
+		if got := isErrorLine(c.line); got != c.want {
+			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)
+		}
+		checkGates(t, c.line)
+	}
+}
+
+// TestSearchKeepsErrorHits: in a search too long for its aim, the hits
+// that report or raise an error are kept as a file's first hit is, ahead
+// of the plain hits of other files.
+func TestSearchKeepsErrorHits(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 12; f++ {
+		for h := 0; h < 6; h++ {
+			fmt.Fprintf(&b, "src/routes/r%02d.ts:%d:    const readOnly = options.readOnly ?? defaults.readOnly; // mode %d\n", f, 10+h*20, h)
+		}
+	}
+	b.WriteString("src/routes/serve.ts:2114:      return c.json({ error: 'Dashboard is running in read-only mode' }, 403);\n")
+	b.WriteString("src/routes/serve.ts:2217:      return c.json({ error: 'Dashboard is running in read-only mode' }, 403);\n")
+	text := b.String()
+	h := bash(`rg -n "readOnly|read-only" src`)
+	s := Structural(StructuralOptions{TargetRatio: 4})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindSearch || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	for _, l := range []string{"src/routes/serve.ts:2114:", "src/routes/serve.ts:2217:"} {
+		if !strings.Contains(out, l+"      return c.json({ error:") {
+			t.Errorf("error hit %s dropped:\n%s", l, out)
+		}
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}

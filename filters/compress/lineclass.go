@@ -427,12 +427,47 @@ func isErrorLineIn(l string, m lineBits) bool {
 		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}
-	// "error:", "Error:", "ERROR:", "error[".
-	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') && (m.has('e') || m.has('E')) || m.has('E') && m.has('R') && m.has('O')) && hasErrorWord(t) {
+	// "error:", "Error:", "ERROR:", "error[", "fatal:", "panic:".
+	if (m.has(':') || m.has('[')) && (m.has('r') && m.has('o') && (m.has('e') || m.has('E')) || m.has('E') && m.has('R') && m.has('O') ||
+		m.has('a') && (m.has('f') && m.has('t') && m.has('l') || m.has('p') && m.has('n') && m.has('c'))) && hasErrorWord(t) {
+		return true
+	}
+	// A process that ended badly: "exit status 1", "Exit code: 143".
+	if m.has('x') && m.has('i') && m.has('t') && hasExitFailure(t) {
 		return true
 	}
 	// A word ending in Error or Exception.
 	return m.has('E') && (m.has('r') && m.has('o') || m.has('x') && m.has('c') && m.has('p')) && hasExceptionToken(t, true)
+}
+
+// hasExitFailure finds "exit status N" or "exit code N" (any case of
+// "exit", an optional colon) with N not 0: the line where a command, a
+// child process or a CI step reports that it failed.
+func hasExitFailure(t string) bool {
+	for off := 0; ; {
+		k := strings.Index(t[off:], "xit ")
+		if k < 0 {
+			return false
+		}
+		k += off
+		off = k + 1
+		if k == 0 || t[k-1] != 'e' && t[k-1] != 'E' || k >= 2 && isWordByte(t[k-2]) {
+			continue
+		}
+		rest := t[k+4:]
+		switch {
+		case strings.HasPrefix(rest, "status"):
+			rest = rest[6:]
+		case strings.HasPrefix(rest, "code"):
+			rest = rest[4:]
+		default:
+			continue
+		}
+		rest = strings.TrimPrefix(rest, ":")
+		if len(rest) >= 2 && rest[0] == ' ' && rest[1] >= '1' && rest[1] <= '9' {
+			return true
+		}
+	}
 }
 
 // errorPrefixFirst are the first bytes of hasErrorPrefix's prefixes.
@@ -459,6 +494,12 @@ func hasErrorWord(t string) bool {
 		k += off
 		if k >= 5 {
 			if w := t[k-5 : k]; w == "error" || w == "Error" || w == "ERROR" {
+				return true
+			}
+			// "fatal:" and "panic:" after a prompt or a tree
+			// glyph ("└ fatal: not a git repository"), not only
+			// at the start of a line.
+			if w := t[k-5 : k]; (w == "fatal" || w == "panic") && (k == 5 || !isWordByte(t[k-6])) {
 				return true
 			}
 		}
