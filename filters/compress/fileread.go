@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"encoding/binary"
 	"strings"
 	"sync"
 )
@@ -375,7 +376,13 @@ func grown[T any](s []T, n int) []T {
 // appendCodeNames appends to ids the hashes of the distinct code names of
 // a line (ids[from:] are the line's so far), at most 32 per line.
 func appendCodeNames(code string, ids []uint64, from int) []uint64 {
-	for i := 0; i < len(code); {
+	// Indentation is most of the bytes between names in code: eight
+	// spaces are skipped with one load.
+	i := 0
+	for i+8 <= len(code) && binary.LittleEndian.Uint64([]byte(code[i:i+8])) == 0x2020202020202020 {
+		i += 8
+	}
+	for i < len(code) {
 		if !isWordByte(code[i]) {
 			i++
 			continue

@@ -433,7 +433,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		return true
 	}
 	// A process that ended badly: "exit status 1", "Exit code: 143".
-	if m.has('x') && m.has('i') && m.has('t') && hasExitFailure(t) {
+	if m.has('x') && m.has('i') && m.has('t') && m.has('0') && hasExitFailure(t) {
 		return true
 	}
 	// A word ending in Error or Exception.
