@@ -89,7 +89,7 @@ func classifySearch(p *plan) {
 			switch {
 			case match && isErrorLineIn(l, bitsOf(l)):
 				// A hit that reports or raises an error ("error:",
-				// "fatal:", "throw new FooError") is where the failure
+				// "fatal:", "FooError: …") is where the failure
 				// text an agent searches for is made: it is kept
 				// before the first hits of other files.
 				p.set(i, tierHigh, int(g)-1<<24, 0)
