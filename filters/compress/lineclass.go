@@ -421,10 +421,10 @@ func isErrorLineIn(l string, m lineBits) bool {
 	if len(t) > 0 && errorPrefixFirst[t[0]] && hasErrorPrefix(t) {
 		return true
 	}
-	if m.has('T') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
-		m.has('S') && m.has('g') && m.has('f') && strings.Contains(t, "Segmentation fault") ||
-		m.has('u') && m.has('m') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "core dumped") ||
-		m.has('k') && m.has('p') && m.has('c') && m.has('d') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
+	if m.has('T') && m.has('(') && m.has('b') && m.has('k') && strings.Contains(t, "Traceback (most recent call last)") ||
+		m.has('S') && m.has('g') && m.has('f') && m.has('m') && m.has('u') && strings.Contains(t, "Segmentation fault") ||
+		m.has('u') && m.has('m') && m.has('p') && m.has('c') && m.has('d') && m.has('o') && m.has('r') && strings.Contains(t, "core dumped") ||
+		m.has('k') && m.has('p') && m.has('c') && m.has('d') && m.has('n') && m.has('i') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
 		return true
 	}
 	// "error:", "Error:", "ERROR:", "error[", "fatal:", "panic:".

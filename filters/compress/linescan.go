@@ -129,7 +129,7 @@ func (s lineScan) mayBeSummary() bool {
 	// rspec's "3 examples, 1 failure" and an exit notice may be anywhere;
 	// every other summary starts with what its first byte says.
 	m := s.bits
-	if m.has('x') && m.has(',') && m.has('f') || s.mayBeExitNotice() {
+	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') || s.mayBeExitNotice() {
 		return true
 	}
 	switch t := s.t; t[0] {
