@@ -20,8 +20,32 @@ type Edit struct {
 }
 
 // SetString is the Edit that replaces a JSON string value with s.
+// Text is what Raw decodes to, which is s only when s is UTF-8:
+// QuoteString writes each byte that starts no rune as U+FFFD, so a later
+// filter must read those replacements too, as the next parse of the
+// spliced body would (FuzzFoldedEqualsSequential found a text halved
+// once folded but twice when parsed again).
 func SetString(at Span, s string) Edit {
-	return Edit{Span: at, Raw: QuoteString(s), Text: s, HasText: true}
+	return Edit{Span: at, Raw: QuoteString(s), Text: decodedText(s), HasText: true}
+}
+
+// decodedText is s with each byte that starts no rune replaced by U+FFFD,
+// byte for byte as QuoteString replaces them.
+func decodedText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
 }
 
 // ErrBadEdit means a set of edits could not be applied safely.
