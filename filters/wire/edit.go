@@ -13,20 +13,16 @@ import (
 type Edit struct {
 	Span Span
 	Raw  []byte
-	// Text is the string Raw encodes, when SetString made the edit: a
-	// later filter of the same run reads it without decoding Raw.
+	// Text is the string SetString was given: a later filter of the same
+	// run reads it without decoding Raw (Absorb). Raw holds it with each
+	// byte that starts no rune written as U+FFFD (QuoteString).
 	Text    string
 	HasText bool
 }
 
 // SetString is the Edit that replaces a JSON string value with s.
-// Text is what Raw decodes to, which is s only when s is UTF-8:
-// QuoteString writes each byte that starts no rune as U+FFFD, so a later
-// filter must read those replacements too, as the next parse of the
-// spliced body would (FuzzFoldedEqualsSequential found a text halved
-// once folded but twice when parsed again).
 func SetString(at Span, s string) Edit {
-	return Edit{Span: at, Raw: QuoteString(s), Text: decodedText(s), HasText: true}
+	return Edit{Span: at, Raw: QuoteString(s), Text: s, HasText: true}
 }
 
 // decodedText is s with each byte that starts no rune replaced by U+FFFD,

@@ -375,7 +375,11 @@ func (c *Conversation) Absorb(ref BlockRef, e Edit) {
 	r := &c.Results[ref.Result]
 	switch {
 	case ref.Text >= 0 && r.Texts[ref.Text].Span == e.Span:
-		text := e.Text
+		// What the next parse of the spliced body would read: a byte of
+		// e.Text that starts no rune is a U+FFFD in Raw, so a later
+		// filter must see that too (FuzzFoldedEqualsSequential found a
+		// text halved once folded, twice when parsed again).
+		text := decodedText(e.Text)
 		if !e.HasText {
 			raw := string(e.Raw)
 			if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {

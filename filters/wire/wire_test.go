@@ -226,18 +226,18 @@ func TestQuoteString(t *testing.T) {
 	}
 }
 
-// TestSetStringText: an edit's Text is what its Raw decodes to, so a later
-// filter of a folded run reads what a parse of the spliced body would: a
-// byte that starts no rune is one U+FFFD, as encoding/json decodes it.
-func TestSetStringText(t *testing.T) {
+// TestDecodedText: what Absorb folds for a SetString edit is what its Raw
+// decodes to, so a later filter of a folded run reads what a parse of the
+// spliced body would: a byte that starts no rune is one U+FFFD, as
+// encoding/json decodes it.
+func TestDecodedText(t *testing.T) {
 	for _, s := range []string{"plain", "héllo 🙂", "\xb600000000000000000\xa900\xb60000", "x\xe2\x80", "\xe2\x80\xe2\x80y", "\xff\xfe", ""} {
-		e := SetString(Span{}, s)
 		var want string
-		if err := json.Unmarshal(e.Raw, &want); err != nil {
-			t.Fatalf("Raw %s: %v", e.Raw, err)
+		if err := json.Unmarshal(QuoteString(s), &want); err != nil {
+			t.Fatalf("QuoteString(%q): %v", s, err)
 		}
-		if !e.HasText || e.Text != want {
-			t.Errorf("SetString(%q).Text = %q, Raw decodes to %q", s, e.Text, want)
+		if got := decodedText(s); got != want {
+			t.Errorf("decodedText(%q) = %q, QuoteString decodes to %q", s, got, want)
 		}
 	}
 }
