@@ -355,8 +355,11 @@ func (sc *nameScratch) addLine(code string) {
 	}
 }
 
-// release returns the scratch to the pool unless one huge read grew it
-// past what ordinary reads need: such arrays go to the collector.
+// release returns the scratch to the pool unless its arrays passed 1 Mi
+// entries. maxNames keeps them under that today (ids ≤ 2^18, the table ≤
+// 2^19 slots, about 10 MB in all), so the bound is a guard for a later
+// maxNames; the pool holds no more than the reads in flight held, and the
+// collector empties it within two cycles of disuse.
 func (sc *nameScratch) release() {
 	if cap(sc.keys) > 1<<20 || cap(sc.ids) > 1<<20 {
 		return
