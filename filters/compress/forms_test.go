@@ -533,3 +533,43 @@ func TestSearchKeepsErrorHits(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestIsErrorHit: only a match's text is read as an error line, so a hit
+// whose text opens as an error line does (a panic, pytest's "E   "), and a
+// path or a line number never makes a hit one.
+func TestIsErrorHit(t *testing.T) {
+	for _, c := range []struct {
+		line, path string
+		want       bool
+	}{
+		{"cmd/run.go:12:panic: runtime error: index out of range", "cmd/run.go", true},
+		{"logs/ci.log:880:E   AssertionError: 3 != 4", "logs/ci.log", true},
+		{"build.log:41:src/a.c:3:5: error: expected ';'", "build.log", true},
+		{"12:Traceback (most recent call last):", "", true},
+		{"thread.rs:9:thread 'main' panicked at src/main.rs:4:5:", "thread.rs", true},
+		{"errors/error:12:    return nil", "errors/error", false},
+		{"pkg/fatal.go:7:func run() {}", "pkg/fatal.go", false},
+		{"src/a.go:2024:    x := 1", "src/a.go", false},
+	} {
+		if got := isErrorHit(c.line, c.path); got != c.want {
+			t.Errorf("isErrorHit(%q, %q) = %v, want %v", c.line, c.path, got, c.want)
+		}
+	}
+}
+
+// TestTracebackOrPanic holds the one-scan search to the two substring
+// searches it replaced.
+func TestTracebackOrPanic(t *testing.T) {
+	old := func(t string) bool {
+		return strings.Contains(t, "Traceback (most recent call last)") || containsWord(t, "panicked at ")
+	}
+	for _, l := range []string{
+		"Traceback (most recent call last):", "  Traceback (most recent call last)", "Traceback (most recent call", "kTraceback (most recent call last)",
+		"thread 'main' panicked at src/main.rs:4:5:", "panicked at src/main.rs", "xpanicked at y", " panicked at", "k panicked at k", "",
+		"kkkk", "Tracebac", "a panicked at b Traceback (most recent call last)",
+	} {
+		if got, want := hasTracebackOrPanic(l), old(l); got != want {
+			t.Errorf("%q: %v, want %v", l, got, want)
+		}
+	}
+}

@@ -224,15 +224,36 @@ func isExitNotice(t string) bool {
 	if !strings.Contains(t, "xit") && !strings.Contains(t, "XIT") {
 		return false
 	}
-	lower := strings.ToLower(t)
 	for _, p := range [...]string{"exit status ", "exit code ", "exit code: ", "exited with code ", "exit code=", "returned non-zero exit status "} {
-		if i := strings.Index(lower, p); i >= 0 {
-			rest := lower[i+len(p):]
+		if i := indexFoldASCII(t, p); i >= 0 {
+			rest := t[i+len(p):]
 			d := digits(rest)
 			return d > 0 && strings.Trim(rest[:d], "0") != ""
 		}
 	}
 	return false
+}
+
+// indexFoldASCII is strings.Index(strings.ToLower(t), p) for a lower-case
+// ASCII p, without the copy: only ASCII letters fold, so an index into t
+// is an index into the line.
+func indexFoldASCII(t, p string) int {
+	for i := 0; i+len(p) <= len(t); i++ {
+		j := 0
+		for ; j < len(p); j++ {
+			c := t[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != p[j] {
+				break
+			}
+		}
+		if j == len(p) {
+			return i
+		}
+	}
+	return -1
 }
 
 // stripProgress removes pytest -v's progress column ("… FAILED [ 42%]"),
@@ -421,10 +442,9 @@ func isErrorLineIn(l string, m lineBits) bool {
 	if len(t) > 0 && errorPrefixFirst[t[0]] && hasErrorPrefix(t) {
 		return true
 	}
-	if m.has('T') && m.has('(') && m.has('b') && m.has('k') && strings.Contains(t, "Traceback (most recent call last)") ||
+	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
 		m.has('S') && m.has('g') && m.has('f') && m.has('m') && m.has('u') && strings.Contains(t, "Segmentation fault") ||
-		m.has('u') && m.has('m') && m.has('p') && m.has('c') && m.has('d') && m.has('o') && m.has('r') && strings.Contains(t, "core dumped") ||
-		m.has('k') && m.has('p') && m.has('c') && m.has('d') && m.has('n') && m.has('i') && strings.Contains(t, "nicked at ") && containsWord(t, "panicked at ") {
+		m.has('u') && m.has('m') && m.has('p') && m.has('c') && m.has('d') && m.has('o') && m.has('r') && strings.Contains(t, "core dumped") {
 		return true
 	}
 	// "error:", "Error:", "ERROR:", "error[", "fatal:", "panic:".
@@ -438,6 +458,27 @@ func isErrorLineIn(l string, m lineBits) bool {
 	}
 	// A word ending in Error or Exception.
 	return m.has('E') && (m.has('r') && m.has('o') || m.has('x') && m.has('c') && m.has('p')) && hasExceptionToken(t, true)
+}
+
+// hasTracebackOrPanic finds "Traceback (most recent call last)" or a
+// " panicked at " (Rust) in one scan for the 'k' both hold, a byte that
+// is rare in the code lines a search returns, where two substring
+// searches read every line twice.
+func hasTracebackOrPanic(t string) bool {
+	for off := 0; ; {
+		k := strings.IndexByte(t[off:], 'k')
+		if k < 0 {
+			return false
+		}
+		k += off
+		off = k + 1
+		if k >= 8 && t[k-8:k+1] == "Traceback" && strings.HasPrefix(t[k+1:], " (most recent call last)") {
+			return true
+		}
+		if s := k - 5; s > 0 && t[s-1] == ' ' && strings.HasPrefix(t[s:], "panicked at ") {
+			return true
+		}
+	}
 }
 
 // hasExitFailure finds "exit status N" or "exit code N" (any case of

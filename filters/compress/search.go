@@ -87,7 +87,7 @@ func classifySearch(p *plan) {
 			k := int(perGroup[g])
 			perGroup[g]++
 			switch {
-			case match && isErrorLineIn(l, bitsOf(l)):
+			case match && isErrorHit(l, path):
 				// A hit that reports or raises an error ("error:",
 				// "fatal:", "FooError: …") is where the failure
 				// text an agent searches for is made: it is kept
@@ -129,6 +129,21 @@ func classifySearch(p *plan) {
 		}
 	}
 	p.headTail(2, 2)
+}
+
+// isErrorHit reports whether a match's text, the part after "path:12:"
+// (or "12:" under an rg --heading), is an error line. Only the text is
+// read: a path cannot make a hit an error line, and a text that opens
+// with "panic: " or "E   " is then read as such a line opens.
+func isErrorHit(l, path string) bool {
+	t := l[len(path):]
+	if len(t) > 0 && t[0] == ':' && path != "" {
+		t = t[1:]
+	}
+	if d := digits(t); d > 0 && d < len(t) && t[d] == ':' {
+		t = t[d+1:]
+	}
+	return isErrorLineIn(t, bitsOf(t))
 }
 
 // numberedHit parses the "12:text" / "12-text" lines of rg --heading.
