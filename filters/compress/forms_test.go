@@ -573,3 +573,54 @@ func TestTracebackOrPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchCutsHitText: a search cut to its aim shows each kept hit's
+// location with the start of its text and a bytes marker, so more
+// locations fit, and an error hit whole; every location is literal.
+func TestSearchCutsHitText(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 8; f++ {
+		for h := 0; h < 8; h++ {
+			fmt.Fprintf(&b, "internal/store/s%02d.go:%d:\tif err := client.Do(ctx, request.WithTimeout(timeout).WithRetries(retries).WithLabel(%q)); err != nil { // hit %d\n", f, 100+h*7, "store", h)
+		}
+	}
+	long := "internal/store/retry.go:88:\treturn fmt.Errorf(\"error: store retry budget exhausted after %d attempts on %s: %w\", attempts, key, err)"
+	b.WriteString(long + "\n")
+	text := b.String()
+	h := bash(`rg -n "client.Do" internal`)
+	s := Structural(StructuralOptions{TargetRatio: 4})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindSearch || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	if !strings.Contains(out, long+"\n") && !strings.HasSuffix(out, long) {
+		t.Errorf("error hit not whole:\n%s", out)
+	}
+	cut, shown := 0, 0
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "internal/store/s") {
+			continue
+		}
+		shown++
+		if strings.HasSuffix(l, " bytes omitted …]") {
+			cut++
+			if _, line, _ := parseHit(l); line == 0 {
+				t.Errorf("cut hit lost its location: %q", l)
+			}
+		}
+	}
+	if cut == 0 || cut != shown {
+		t.Errorf("%d of %d kept hits cut:\n%s", cut, shown, out)
+	}
+	// Every hit not shown is named by its literal location.
+	for f := 0; f < 8; f++ {
+		for h := 0; h < 8; h++ {
+			if loc := fmt.Sprintf("internal/store/s%02d.go:%d", f, 100+h*7); !strings.Contains(out, loc) {
+				t.Errorf("%s neither kept nor listed", loc)
+			}
+		}
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}
