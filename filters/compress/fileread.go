@@ -40,25 +40,63 @@ func selectFileRead(p *plan) {
 		used += c
 		return true
 	}
+	// One pass reads each line once for all that selection needs below:
+	// the harness lines around the file, the number stripped once, the
+	// line's code names hashed as it goes, the landmarks, and the
+	// locations the markers may name; the line's byte set (bitsOf) gates
+	// the substring searches of the last two.
+	//
 	// Harness lines around the file (SWE-agent's "[File: ...]" and "(12 more
 	// lines above)", Claude Code's <system-reminder>) are kept whole.
-	for i, l := range p.allLines() {
-		if style != numNone && numberedLine(l) == style {
-			continue
-		}
-		if isReadFrame(l) {
-			p.cls[i].keep = true
-			used += p.lineCost(i)
-		}
-	}
+	//
+	// Landmarks, in file order: definitions and the lines that raise,
+	// catch or report errors; an outline first, within fileReadOutline,
+	// the rest after the names. Those already kept (the head and tail
+	// chosen next) cost nothing when added again.
+	//
 	// A read that names locations (a plan, a review note or a log citing
 	// `src/a.ts:12`) points at the next read: the markers of its omitted
 	// ranges name them literally, "[… 90 lines omitted: lines 40-129
 	// naming src/a.ts:12, src/b.ts:7 …]", as diagnostic markers do. A
 	// location costs a marker a few dozen bytes where its line costs a
 	// hundred (issue 23, item 2). Up to a quarter of the aim is held back
-	// for them.
-	reserve, listCost := p.locationCost(p.budget / fileReadLocations)
+	// for them; listCost is what listing every one would take, counted up
+	// to the aim (as locationCost counts).
+	names := nameScratchPool.Get().(*nameScratch)
+	defer names.release()
+	names.reset(min(n, maxNameLines))
+	var marks []int
+	seen := newSeenSet(len(p.body))
+	listCost := 0
+	for i, l := range p.allLines() {
+		numbered := style != numNone && numberedLine(l) == style
+		if !numbered && isReadFrame(l) {
+			p.cls[i].keep = true
+			used += p.lineCost(i)
+		}
+		code := l
+		if style != numNone {
+			code = stripNumber(code, style)
+		}
+		if i < names.n {
+			names.addLine(code)
+		}
+		// code is a suffix of l (stripNumber cuts the number off its
+		// start): the line's bytes are code's and the number's.
+		m := bitsOf(code)
+		if isDefinition(code) || isErrorLineIn(code, m) {
+			marks = append(marks, i)
+		}
+		if listCost < p.budget {
+			if len(code) < len(l) && m != allBits {
+				m |= bitsOf(l[:len(l)-len(code)])
+			}
+			if path, line := locationPartsIn(l, m); (path != "" || line != "") && !seen.add(locationKey(path, line)) {
+				listCost += len(path) + len(line) + 3
+			}
+		}
+	}
+	reserve := min(listCost, p.budget/fileReadLocations)
 	b := p.budget - reserve
 	h, t := 0, n-1
 	for h <= t && add(h, b*fileReadHead/100) {
@@ -66,28 +104,6 @@ func selectFileRead(p *plan) {
 	}
 	for t >= h && add(t, b*fileReadTail/100) {
 		t--
-	}
-	// Landmarks in the middle, in file order: definitions and the lines
-	// that raise, catch or report errors; an outline first, within
-	// fileReadOutline, the rest after the names.
-	//
-	// One pass reads each line once for both this and the names below:
-	// the number stripped once, the line's code names hashed as it goes.
-	names := nameScratchPool.Get().(*nameScratch)
-	defer names.release()
-	names.reset(min(n, maxNameLines))
-	var marks []int
-	for i := 0; i < n && (i < names.n || i <= t); i++ {
-		code := p.line(i)
-		if style != numNone {
-			code = stripNumber(code, style)
-		}
-		if i < names.n {
-			names.addLine(code)
-		}
-		if i >= h && i <= t && (isDefinition(code) || isErrorLineIn(code, bitsOf(code))) {
-			marks = append(marks, i)
-		}
 	}
 	landmarks := func(limit int) {
 		for _, i := range marks {
