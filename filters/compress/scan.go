@@ -42,8 +42,11 @@ const (
 )
 
 // scanLimit bounds how much of a large output detection reads: the start and
-// the end, where banners and summaries are.
-const scanLimit = 64 << 10
+// the end, where banners and summaries are. 32 KiB decides every one of
+// the 15,581 corpus, session and committed outputs as 64 KiB did (16 KiB
+// read 3 test logs as file reads), at half the cost on large outputs:
+// detection was a fifth of a new 1 MB request's rewrite (issue 23).
+const scanLimit = 32 << 10
 
 func scan(text string, want scanWant) scanStats {
 	s := scanStats{want: want}
