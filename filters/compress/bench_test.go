@@ -175,3 +175,20 @@ func BenchmarkStructuralPathological(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKeyLinesFailed is the history tiers' read of an old result
+// (failing verdict and key lines) on each kind: every line of every
+// old command output a new request carries goes through it once.
+func BenchmarkKeyLinesFailed(b *testing.B) {
+	for _, in := range benchInputs(b) {
+		b.Run(string(in.kind), func(b *testing.B) {
+			b.SetBytes(int64(len(in.text)))
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				KeyLinesFailed(in.text, 0)
+			}
+			reportCPUThroughput(b, len(in.text), processCPU()-cpu)
+		})
+	}
+}

@@ -89,8 +89,13 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 func lineFailsIn(l string, s lineScan) (fails, failing, summary bool) {
 	failing = s.mayBeFailingTest() && isFailingTest(l)
 	summary = s.mayBeSummary() && isSummaryLine(l)
-	t := strings.TrimSpace(l)
-	fails = failing || s.mayBeExitNotice() && isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
+	t := s.t // strings.TrimSpace(l) when the line is plain
+	if !s.plain {
+		t = strings.TrimSpace(l)
+	}
+	m := s.bits
+	fails = failing || s.mayBeExitNotice() && isExitNotice(t) ||
+		m.has('T') && m.has('k') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
 		summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))
 	return fails, failing, summary
 }
