@@ -50,9 +50,10 @@ func TestDiffFileCounts(t *testing.T) {
 }
 
 // TestFrameListPastFloor: a short traceback aimed at the 256-byte floor
-// names every omitted frame's path:line when the list fits in half an aim
-// past the reserve (before issue 23's last change it stopped at the
-// reserve, three fifths of the aim).
+// names all but one of its omitted frames' path:line, the list passing the
+// reserve by up to half an aim (before issue 23's last change it stopped at
+// the reserve, three fifths of the aim), and the one left out is from the
+// middle of the run: the frame that raised and the caller's are named.
 func TestFrameListPastFloor(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("Traceback (most recent call last):\n  File \"/app/main.py\", line 3, in <module>\n    main()\n")
@@ -65,12 +66,17 @@ func TestFrameListPastFloor(t *testing.T) {
 	if len(out) >= len(text) {
 		t.Fatalf("not compressed:\n%s", out)
 	}
+	named := func(path string, line int) bool {
+		return strings.Contains(out, fmt.Sprintf("%s:%d", path, line)) || strings.Contains(out, fmt.Sprintf("File \"%s\", line %d,", path, line))
+	}
+	missing := 0
 	for i := 0; i < 8; i++ {
-		loc := fmt.Sprintf("/app/lib/m%d.py:%d", i, 10+i)
-		frame := fmt.Sprintf("File \"/app/lib/m%d.py\", line %d,", i, 10+i)
-		if !strings.Contains(out, loc) && !strings.Contains(out, frame) {
-			t.Errorf("frame %s not named:\n%s", loc, out)
+		if !named(fmt.Sprintf("/app/lib/m%d.py", i), 10+i) {
+			missing++
 		}
+	}
+	if missing > 1 || !named("/app/main.py", 3) || !named("/app/db.py", 9) {
+		t.Errorf("%d middle frames not named, or an end of the run missing:\n%s", missing, out)
 	}
 	if !strings.Contains(out, "sqlite3.OperationalError: no such table: users") {
 		t.Errorf("exception lost:\n%s", out)
@@ -619,6 +625,39 @@ func TestSearchCutsHitText(t *testing.T) {
 				t.Errorf("%s neither kept nor listed", loc)
 			}
 		}
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFrameListsNameBothEnds: when a marker cannot name every omitted
+// frame, it names the ends of the run first, so the frame that raised (the
+// last of a Python traceback) and the caller's own code are named, whatever
+// the middle loses.
+func TestFrameListsNameBothEnds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Traceback (most recent call last):\n")
+	b.WriteString("  File \"/work/app/reproduce.py\", line 69, in <module>\n    main()\n")
+	for f := 0; f < 24; f++ {
+		fmt.Fprintf(&b, "  File \"/opt/venv/lib/python3.12/site-packages/framework/layer%02d/module.py\", line %d, in call_%d\n    return self.next.call(request, *args, **kwargs)\n", f, 100+f, f)
+	}
+	b.WriteString("  File \"/opt/venv/lib/python3.12/site-packages/framework/sql/query.py\", line 1420, in names_to_path\n    raise FieldError(name)\n")
+	b.WriteString("framework.exceptions.FieldError: Cannot resolve keyword 'book' into field\n")
+	text := b.String()
+	h := bash("python3 /work/app/reproduce.py")
+	s := Structural(StructuralOptions{TargetRatio: 10})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindTraceback || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	for _, loc := range []string{"/work/app/reproduce.py:69", "/opt/venv/lib/python3.12/site-packages/framework/sql/query.py:1420"} {
+		if !strings.Contains(out, loc) && !strings.Contains(out, strings.Replace(loc, ".py:", ".py\", line ", 1)) {
+			t.Errorf("%s not named:\n%s", loc, out)
+		}
+	}
+	if !strings.Contains(out, andMore) {
+		t.Errorf("expected a list that names only some frames:\n%s", out)
 	}
 	if err := checkGuards(s, text, h); err != nil {
 		t.Error(err)

@@ -928,7 +928,8 @@ func (p *plan) reason(i, j int) string {
 // " at /x/query.py:1376, /x/query.py:1398, /x/manager.py:85". A literal
 // path:line is what an agent pastes into its next call (an editor's goto, a
 // read with an offset, grep); a shared directory written once in brace form
-// is shorter but no tool reads it (issue 23). The list stays under half the
+// is shorter but no tool reads it (issue 23). When not all fit, the ends of
+// the run are named before its middle. The list stays under half the
 // bytes it stands for, and all lists together within what selection
 // reserved for them (listLeft), so a marker never costs much of what it
 // saves and the output stays near its aim.
@@ -938,32 +939,97 @@ const andMore = ", and more"
 func (p *plan) gapLocations(i, j int, lead string) string {
 	gapBytes := p.spanBytes(i, j)
 	limit := min(gapBytes/2, p.listLeft)
-	var b strings.Builder
-	b.WriteString(lead)
-	n, more := 0, false
-	for k := i; k < j; k++ {
+	// location is line k's part of the list, or "" when it names none or
+	// an earlier marker named it (a repeated frame).
+	location := func(k int) (string, uint64) {
 		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featLoc == 0 {
-			continue
+			return "", 0
 		}
 		path, line := locationParts(p.viewLine(k))
 		h := locationKey(path, line)
 		if path == "" && line == "" || p.listed[h] {
-			continue // not a location, or named by an earlier marker: a repeated frame
+			return "", 0
 		}
-		part := cleanLabel(path+":"+line, 240)
-		if n > 0 {
-			part = ", " + part
-		}
-		if b.Len()+len(part) > limit {
-			more = true
-			continue // a shorter one may still fit
-		}
-		b.WriteString(part)
-		n++
+		return cleanLabel(path+":"+line, 240), h
+	}
+	list := func(h uint64) {
 		if p.listed == nil {
 			p.listed = make(map[uint64]bool)
 		}
 		p.listed[h] = true
+	}
+	// Whether every location fits, counted without building the parts
+	// (a repeat is counted again, so a run of repeats may be taken for one
+	// that does not fit; it is then listed from both ends, below).
+	size := len(lead)
+	for k := i; k < j && size <= limit+2; k++ {
+		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featLoc == 0 {
+			continue
+		}
+		if path, line := locationParts(p.viewLine(k)); path != "" || line != "" {
+			size += min(len(path)+1+len(line), 240) + 2
+		}
+	}
+	var b strings.Builder
+	b.WriteString(lead)
+	n, more := 0, false
+	add := func(part string) {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(part)
+		n++
+	}
+	if size <= limit+2 {
+		for k := i; k < j; k++ {
+			part, h := location(k)
+			if part == "" {
+				continue
+			}
+			if sep := 2 * min(n, 1); b.Len()+sep+len(part) > limit {
+				more = true
+				continue // a shorter one may still fit
+			}
+			add(part)
+			list(h)
+		}
+	} else {
+		// Not all fit: the ends of the run are named, half the list each,
+		// the middle left out. The innermost frame is the last of a
+		// Python traceback and the first of a Java or Go one, and the
+		// outermost is the caller's own code.
+		half := len(lead) + (limit-len(lead))/2
+		k := i
+		for ; k < j; k++ {
+			part, h := location(k)
+			if part == "" {
+				continue
+			}
+			if b.Len()+len(part)+2 > half {
+				break
+			}
+			add(part)
+			list(h)
+		}
+		var tail []int32 // the end's lines, last first
+		room := limit - b.Len()
+		for z := j - 1; z >= k; z-- {
+			part, h := location(z)
+			if part == "" {
+				continue
+			}
+			if len(part)+2 > room {
+				more = true
+				break
+			}
+			room -= len(part) + 2
+			tail = append(tail, int32(z))
+			list(h)
+		}
+		for x := len(tail) - 1; x >= 0; x-- {
+			path, line := locationParts(p.viewLine(int(tail[x])))
+			add(cleanLabel(path+":"+line, 240))
+		}
 	}
 	if n == 0 {
 		return "" // nothing fitted
