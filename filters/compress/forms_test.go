@@ -525,11 +525,7 @@ func TestSearchKeepsErrorHits(t *testing.T) {
 	b.WriteString("src/routes/serve.ts:2217:      return c.json({ error: 'Dashboard is running in read-only mode' }, 403);\n")
 	text := b.String()
 	h := bash(`rg -n "readOnly|read-only" src`)
-	s := Structural(StructuralOptions{TargetRatio: 4})
-	out, rep := s.Compress(text, h)
-	if rep.Kind != KindSearch || !rep.Changed {
-		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
-	}
+	s, out := compressSearch(t, text, h)
 	for _, l := range []string{"src/routes/serve.ts:2114:", "src/routes/serve.ts:2217:"} {
 		if !strings.Contains(out, l+"      return c.json({ error:") {
 			t.Errorf("error hit %s dropped:\n%s", l, out)
@@ -594,11 +590,7 @@ func TestSearchCutsHitText(t *testing.T) {
 	b.WriteString(long + "\n")
 	text := b.String()
 	h := bash(`rg -n "client.Do" internal`)
-	s := Structural(StructuralOptions{TargetRatio: 4})
-	out, rep := s.Compress(text, h)
-	if rep.Kind != KindSearch || !rep.Changed {
-		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
-	}
+	s, out := compressSearch(t, text, h)
 	if !strings.Contains(out, long+"\n") && !strings.HasSuffix(out, long) {
 		t.Errorf("error hit not whole:\n%s", out)
 	}
@@ -662,4 +654,16 @@ func TestFrameListsNameBothEnds(t *testing.T) {
 	if err := checkGuards(s, text, h); err != nil {
 		t.Error(err)
 	}
+}
+
+// compressSearch compresses a search output at 4x and fails the test
+// unless it was read as a search and changed.
+func compressSearch(t *testing.T, text string, h Hint) (Strategy, string) {
+	t.Helper()
+	s := Structural(StructuralOptions{TargetRatio: 4})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindSearch || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	return s, out
 }
