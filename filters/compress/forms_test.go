@@ -667,3 +667,36 @@ func compressSearch(t *testing.T, text string, h Hint) (Strategy, string) {
 	}
 	return s, out
 }
+
+// TestSearchErrorHitsBounded: error hits are critical, as error lines are in
+// every kind, but not kept at any ratio: a search for "error:" over a large
+// tree, every hit an error line, is still cut near its aim.
+func TestSearchErrorHitsBounded(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 400; f++ {
+		for h := 0; h < 5; h++ {
+			fmt.Fprintf(&b, "src/pkg%03d/handler.ts:%d:      return c.json({ error: 'request failed validation' }, 400);\n", f, 10+h*9)
+		}
+	}
+	text := b.String()
+	h := bash(`grep -rn "error:" src`)
+	s := Structural(StructuralOptions{TargetRatio: 10})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindSearch {
+		t.Fatalf("kind %s", rep.Kind)
+	}
+	// Critical lines may take 1.75 times the aim, and location lists
+	// half of it more.
+	if most := len(text) / 10 * 9 / 4; len(out) > most {
+		t.Errorf("%d bytes of %d, want at most %d", len(out), len(text), most)
+	}
+	if !isErrorHit("src/pkg000/handler.ts:10:      return c.json({ error: 'request failed validation' }, 400);", "src/pkg000/handler.ts") {
+		t.Fatal("the hits are not error hits; the test tests nothing")
+	}
+	if !strings.Contains(out, "src/pkg000/handler.ts:10:      return c.json({ error: ") {
+		t.Errorf("first error hit not kept:\n%.2000s", out)
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}

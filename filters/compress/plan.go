@@ -469,10 +469,11 @@ func (p *plan) hitCutAt(i int) int {
 	return c
 }
 
-// must reports whether line i is kept at any ratio.
+// must reports whether line i is kept at any ratio. A kind that sets no
+// mustRank (-1) has no such line, whatever its critical lines' ranks.
 func (p *plan) must(i int) bool {
 	c := p.cls[i]
-	return c.tier == tierCritical && c.rank <= p.mustRank
+	return p.mustRank >= 0 && c.tier == tierCritical && c.rank <= p.mustRank
 }
 
 // minMustCut is the least of a must-keep line that a cut keeps: test ids

@@ -96,9 +96,14 @@ func classifySearch(p *plan) {
 			case errHit:
 				// A hit that reports or raises an error ("error:",
 				// "fatal:", "FooError: …") is where the failure
-				// text an agent searches for is made: it is kept
-				// before the first hits of other files.
-				p.set(i, tierHigh, int(g)-1<<24, 0)
+				// text an agent searches for is made: it is
+				// critical, as an error line is in every other
+				// kind, so it is kept before the first hits of other
+				// files and may take critCap. Its rank is not
+				// negative: critical lines ranked below mustRank (-1
+				// here) would be kept at any ratio, and a search for
+				// "Error" over a large tree has thousands.
+				p.set(i, tierCritical, int(g), 0)
 			case k == 0:
 				p.set(i, tierHigh, int(g), 0)
 			case k < 3:
