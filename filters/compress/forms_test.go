@@ -700,3 +700,53 @@ func TestSearchErrorHitsBounded(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFrameListsAcrossSizes holds the location lists to their contract over
+// tracebacks of many depths, with recursion (repeated frames), at several
+// aims: every listed location is one of the input's, none is named twice in
+// one marker, and the output passes the guards (faithful, idempotent, never
+// larger).
+func TestFrameListsAcrossSizes(t *testing.T) {
+	listed := regexp.MustCompile(`traceback frames at ([^…]*?)(, and more)? …\]`)
+	lists, partial := 0, 0
+	for depth := 2; depth <= 400; depth = depth*3/2 + 1 {
+		for _, repeat := range []int{1, 3} {
+			var b strings.Builder
+			b.WriteString("Traceback (most recent call last):\n  File \"/work/app/main.py\", line 3, in <module>\n    main()\n")
+			for i := 0; i < depth; i++ {
+				f := i / repeat // repeat > 1: runs of the same frame, as in recursion
+				fmt.Fprintf(&b, "  File \"/srv/lib/pkg%03d/mod.py\", line %d, in f%d\n    return g%d(x)\n", f, 10+f, f, f)
+			}
+			b.WriteString("  File \"/work/app/db.py\", line 9, in g\n    cursor.execute(sql)\nsqlite3.OperationalError: no such table: users\n")
+			text := b.String()
+			for _, ratio := range []float64{2, 4, 10, 30} {
+				h := bash("python main.py")
+				s := Structural(StructuralOptions{TargetRatio: ratio})
+				out, _ := s.Compress(text, h)
+				for _, m := range listed.FindAllStringSubmatch(out, -1) {
+					lists++
+					if m[2] != "" {
+						partial++
+					}
+					seen := map[string]bool{}
+					for _, loc := range strings.Split(m[1], ", ") {
+						path, line, _ := strings.Cut(loc, ":")
+						if !strings.Contains(text, fmt.Sprintf("File \"%s\", line %s,", path, line)) {
+							t.Errorf("depth %d ×%d at %gx: %q is not a frame of the input", depth, repeat, ratio, loc)
+						}
+						if seen[loc] {
+							t.Errorf("depth %d ×%d at %gx: %q named twice in one list", depth, repeat, ratio, loc)
+						}
+						seen[loc] = true
+					}
+				}
+				if err := checkGuards(s, text, h); err != nil {
+					t.Errorf("depth %d ×%d at %gx: %v", depth, repeat, ratio, err)
+				}
+			}
+		}
+	}
+	if lists < 20 || partial < 5 {
+		t.Errorf("%d lists, %d of them partial: the cases do not reach the lists", lists, partial)
+	}
+}
