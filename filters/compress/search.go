@@ -86,9 +86,10 @@ func classifySearch(p *plan) {
 			if match {
 				p.hitLine[i] = int32(n)
 			}
-			errHit := match && isErrorHit(l, path)
+			text := hitText(l, path)
+			errHit := match && isErrorHit(text)
 			if !errHit {
-				p.hitText[i] = int32(len(l) - len(hitText(l, path)))
+				p.hitText[i] = int32(len(l) - len(text))
 			}
 			k := int(perGroup[g])
 			perGroup[g]++
@@ -142,13 +143,12 @@ func classifySearch(p *plan) {
 	p.headTail(2, 2)
 }
 
-// isErrorHit reports whether a match's text, the part after "path:12:"
-// (or "12:" under an rg --heading), is an error line. Only the text is
-// read: a path cannot make a hit an error line, and a text that opens
-// with "panic: " or "E   " is then read as such a line opens.
-func isErrorHit(l, path string) bool {
-	t := hitText(l, path)
-	return isErrorLineIn(t, bitsOf(t))
+// isErrorHit reports whether a match's text (hitText: the part after
+// "path:12:", or "12:" under an rg --heading) is an error line. Only the
+// text is read: a path cannot make a hit an error line, and a text that
+// opens with "panic: " or "E   " is then read as such a line opens.
+func isErrorHit(text string) bool {
+	return isErrorLineIn(text, bitsOf(text))
 }
 
 // hitText is a hit's text: l after "path:12:", "path-12-", "path:" or,
