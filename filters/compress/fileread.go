@@ -66,8 +66,7 @@ func selectFileRead(p *plan) {
 	defer names.release()
 	names.reset(min(n, maxNameLines))
 	var marks []int
-	seen := newSeenSet(len(p.body))
-	listCost := 0
+	locs := newLocationTally(len(p.body))
 	for i, l := range p.allLines() {
 		numbered := style != numNone && numberedLine(l) == style
 		if !numbered && isReadFrame(l) {
@@ -87,15 +86,14 @@ func selectFileRead(p *plan) {
 		if isDefinition(code) || isErrorLineIn(code, m) {
 			marks = append(marks, i)
 		}
-		if listCost < p.budget {
+		if locs.bytes < p.budget {
 			if len(code) < len(l) && m != allBits {
 				m |= bitsOf(l[:len(l)-len(code)])
 			}
-			if path, line := locationPartsIn(l, m); (path != "" || line != "") && !seen.add(locationKey(path, line)) {
-				listCost += len(path) + len(line) + 3
-			}
+			locs.add(locationPartsIn(l, m))
 		}
 	}
+	listCost := locs.bytes
 	reserve := min(listCost, p.budget/fileReadLocations)
 	b := p.budget - reserve
 	h, t := 0, n-1
