@@ -249,6 +249,10 @@ func rankSections(p *plan) {
 // the innermost frame last, Java, JavaScript and Go first.
 func rankFrames(p *plan, cat uint8) {
 	n := p.n
+	// One frame list and one block scratch for every block: a long output
+	// can hold thousands of short tracebacks.
+	var frames []int32
+	var sc blockScratch
 	for i := 0; i < n; i++ {
 		if p.scanned && p.cls[i].feat&featMaybeFrames == 0 {
 			continue
@@ -260,7 +264,7 @@ func rankFrames(p *plan, cat uint8) {
 			// Frames: `  File "x", line n, in f` plus indented code lines,
 			// until a line at the traceback's own indentation.
 			indent := len(l) - len(t)
-			var frames []int32
+			frames = frames[:0]
 			j := i + 1
 			for ; j < n; j++ {
 				lj := p.viewLine(j)
@@ -275,12 +279,12 @@ func rankFrames(p *plan, cat uint8) {
 					frames = append(frames, int32(j))
 				}
 			}
-			rankBlock(p, frames, j, false, cat)
+			rankBlock(p, &sc, frames, j, false, cat)
 			i = j - 1
 		case isPytestFrame(l):
 			// pytest's long tracebacks: "path.py:262: in f", the code
 			// after it, "_ _ _" between frames; innermost last.
-			var frames []int32
+			frames = frames[:0]
 			j := i
 			for ; j < n; j++ {
 				lj := p.viewLine(j)
@@ -293,11 +297,11 @@ func rankFrames(p *plan, cat uint8) {
 				}
 				break
 			}
-			rankBlock(p, frames, j, false, cat)
+			rankBlock(p, &sc, frames, j, false, cat)
 			i = j - 1
 		case strings.HasPrefix(t, "at ") && len(t) > 3 && (strings.HasSuffix(t, ")") || strings.Contains(t, ":")):
 			// Java / JavaScript stacks, innermost first.
-			var frames []int32
+			frames = frames[:0]
 			j := i
 			for ; j < n; j++ {
 				tj := trimLeft(p.viewLine(j))
@@ -310,11 +314,11 @@ func rankFrames(p *plan, cat uint8) {
 				}
 				break
 			}
-			rankBlock(p, frames, j, true, cat)
+			rankBlock(p, &sc, frames, j, true, cat)
 			i = j - 1
 		case strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(trimRight(l), "]:"):
 			// Go: "pkg.fn(...)" then "\t/path/file.go:12 +0x1d", innermost first.
-			var frames []int32
+			frames = frames[:0]
 			j := i + 1
 			for ; j < n; j++ {
 				lj := p.viewLine(j)
@@ -325,7 +329,7 @@ func rankFrames(p *plan, cat uint8) {
 					frames = append(frames, int32(j))
 				}
 			}
-			rankBlock(p, frames, j, true, cat)
+			rankBlock(p, &sc, frames, j, true, cat)
 			i = j - 1
 		}
 	}
@@ -334,19 +338,11 @@ func rankFrames(p *plan, cat uint8) {
 // rankBlock ranks the frames of one block (frame lines in order; end is the
 // line after the block). Each frame's other lines (code, function name) get
 // the same tier and rank, so a frame is kept whole or not at all.
-func rankBlock(p *plan, frames []int32, end int, innermostFirst bool, cat uint8) {
+func rankBlock(p *plan, sc *blockScratch, frames []int32, end int, innermostFirst bool, cat uint8) {
 	nf := len(frames)
 	// Recursion repeats frames: a frame whose line was already seen nearer
 	// the innermost end ranks after every distinct frame.
-	seen := newSeenSet(len(p.body))
-	repeat := make([]bool, nf)
-	for x := range nf {
-		k := x
-		if !innermostFirst {
-			k = nf - 1 - x
-		}
-		repeat[k] = seen.add(hash64(strings.TrimSpace(p.viewLine(int(frames[k])))))
-	}
+	repeat := sc.repeats(p, frames, innermostFirst)
 	for k, f32 := range frames {
 		f := int(f32)
 		d := k
@@ -386,6 +382,52 @@ func rankBlock(p *plan, frames []int32, end int, innermostFirst bool, cat uint8)
 			}
 		}
 	}
+}
+
+// blockScratch is rankBlock's memory, kept from block to block.
+type blockScratch struct {
+	hashes []uint64 // frame line hashes, innermost first
+	repeat []bool
+}
+
+// smallBlock is the most frames a block compares pairwise rather than
+// through a set: most tracebacks hold a few dozen frames at most, and a
+// set per block was a tenth of a traceback's compression.
+const smallBlock = 64
+
+// repeats reports, for each frame of a block, whether its line (trimmed)
+// was seen nearer the innermost end.
+func (sc *blockScratch) repeats(p *plan, frames []int32, innermostFirst bool) []bool {
+	nf := len(frames)
+	sc.hashes = sc.hashes[:0]
+	if cap(sc.repeat) < nf {
+		sc.repeat = make([]bool, nf)
+	}
+	sc.repeat = sc.repeat[:nf]
+	clear(sc.repeat)
+	var seen seenSet
+	if nf > smallBlock {
+		seen = newSeenSet(len(p.body))
+	}
+	for x := range nf {
+		k := x
+		if !innermostFirst {
+			k = nf - 1 - x
+		}
+		h := hash64(strings.TrimSpace(p.viewLine(int(frames[k]))))
+		if nf > smallBlock {
+			sc.repeat[k] = seen.add(h)
+			continue
+		}
+		for _, g := range sc.hashes {
+			if g == h {
+				sc.repeat[k] = true
+				break
+			}
+		}
+		sc.hashes = append(sc.hashes, h)
+	}
+	return sc.repeat
 }
 
 // isPytestFrame matches a frame line of pytest's long traceback format:

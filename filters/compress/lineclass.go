@@ -395,7 +395,12 @@ func isSectionStart(l string) bool {
 		return false
 	}
 	switch lt[0] {
-	case '_', '-', 'F', 'E', "●"[0]:
+	case '_', '-', "●"[0]:
+	case 'F', 'E':
+		// Not a space, so strings.TrimSpace(l) starts at lt too: no rule
+		// title, no cargo banner, none of the prefixes after a blank. A
+		// traceback's "  File ..." lines come here.
+		return strings.HasPrefix(l, "FAIL: ") || strings.HasPrefix(l, "ERROR: ")
 	default:
 		return false // the hot path: most lines open with none of these
 	}
@@ -439,7 +444,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 	if len(t) > 2000 {
 		t = t[:2000]
 	}
-	if len(t) > 0 && errorPrefixFirst[t[0]] && hasErrorPrefix(t) {
+	if hasErrorPrefix(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -511,15 +516,27 @@ func hasExitFailure(t string) bool {
 	}
 }
 
-// errorPrefixFirst are the first bytes of hasErrorPrefix's prefixes.
-var errorPrefixFirst = setOf("pfFCEe")
-
 // hasErrorPrefix matches the lines that open with what they are: a panic,
 // a fatal error, a Java cause or thread exception, "error ".
 func hasErrorPrefix(t string) bool {
-	return strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ") ||
-		strings.HasPrefix(t, "FATAL") || strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "Exception in thread ") ||
-		strings.HasPrefix(t, "error ")
+	if t == "" {
+		return false
+	}
+	switch t[0] {
+	case 'p':
+		return strings.HasPrefix(t, "panic: ")
+	case 'f':
+		return strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ")
+	case 'F':
+		return strings.HasPrefix(t, "FATAL")
+	case 'C':
+		return strings.HasPrefix(t, "Caused by: ")
+	case 'E':
+		return strings.HasPrefix(t, "Exception in thread ")
+	case 'e':
+		return strings.HasPrefix(t, "error ")
+	}
+	return false
 }
 
 // hasErrorWord reports whether t holds "error:", "Error:", "ERROR:" or
