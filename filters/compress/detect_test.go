@@ -166,7 +166,9 @@ func TestParseHitDatedNames(t *testing.T) {
 }
 
 // TestScanWant: a scan asked for some groups of counts counts them as a
-// full scan does, so Detect decides the same from a partial scan.
+// full scan does, so Detect decides the same from a partial scan; a scan
+// that stopped early (decided) did so on an output the full scan also
+// calls a test log.
 func TestScanWant(t *testing.T) {
 	ents, err := os.ReadDir("testdata")
 	if err != nil {
@@ -177,9 +179,15 @@ func TestScanWant(t *testing.T) {
 			continue
 		}
 		text := readTestdata(t, e.Name())
-		full := scan(text, wantAll)
+		full := scanAll(text, wantAll, false)
 		for _, w := range []scanWant{0, wantTest, wantTrace, wantDiag, wantHits, wantList, wantLog, wantTest | wantList} {
 			got := scan(text, w)
+			if got.decided {
+				if w&wantTest == 0 || !got.isTest() || full.kind() != KindTestLog {
+					t.Errorf("%s, want %b: stopped early (%+v), full scan %+v says %s", e.Name(), w, got, full, full.kind())
+				}
+				continue
+			}
 			want := full
 			if w&wantTest == 0 {
 				want.testStrong, want.testLines = 0, 0
@@ -199,7 +207,7 @@ func TestScanWant(t *testing.T) {
 			if w&wantLog == 0 {
 				want.logLines = 0
 			}
-			want.want = w
+			want.want, want.mayStop = w, true
 			if got != want {
 				t.Errorf("%s, want %b: %+v, full scan %+v", e.Name(), w, got, full)
 			}

@@ -25,6 +25,13 @@ type scanStats struct {
 	// want is what this scan counted: the counts of the groups not in
 	// it stay zero. The line and diff counts are always counted.
 	want scanWant
+	// decided: the scan stopped early, the output being a test log
+	// whatever its other lines hold (testDecided); the counts are then
+	// those of the lines read.
+	decided bool
+	// mayStop lets the scan stop once decided (scan sets it; the tests
+	// read whole outputs without it).
+	mayStop bool
 }
 
 // scanWant names groups of scanStats' counts: Detect asks for the ones its
@@ -48,8 +55,12 @@ const (
 // detection was a fifth of a new 1 MB request's rewrite (issue 23).
 const scanLimit = 32 << 10
 
-func scan(text string, want scanWant) scanStats {
-	s := scanStats{want: want}
+func scan(text string, want scanWant) scanStats { return scanAll(text, want, true) }
+
+// scanAll is scan; with mayStop false it reads every line it would read
+// undecided.
+func scanAll(text string, want scanWant, mayStop bool) scanStats {
+	s := scanStats{want: want, mayStop: mayStop}
 	if len(text) > scanLimit {
 		head := text[:scanLimit*3/4]
 		if i := strings.LastIndexByte(head, '\n'); i > 0 {
@@ -60,7 +71,9 @@ func scan(text string, want scanWant) scanStats {
 			tail = tail[i+1:]
 		}
 		s.add(head)
-		s.add(tail)
+		if !s.decided {
+			s.add(tail)
+		}
 		return s
 	}
 	s.add(text)
@@ -127,7 +140,22 @@ func (s *scanStats) add(text string) {
 			s.diffBody++
 		}
 		s.line(l, ansi)
+		if s.mayStop && s.testDecided() {
+			s.decided = true
+			return
+		}
 	}
+}
+
+// testDecided reports whether the lines read so far make the output a test
+// log whatever the rest holds, so a scan that counts test lines can stop:
+// isTest's first two tests only ever become true as lines are added, and
+// Detect answers KindTestLog whenever isTest holds (kind puts it first, and
+// every earlier decision that counts test lines either returns KindTestLog
+// on it or falls through to kind). A pytest run is decided by its session
+// banner and its first result line, instead of 32 KiB of lines.
+func (s *scanStats) testDecided() bool {
+	return s.want&wantTest != 0 && (s.testStrong >= 2 || s.testStrong >= 1 && s.testLines >= 1)
 }
 
 func (s *scanStats) line(l string, ansi bool) {
@@ -213,6 +241,7 @@ func (s *scanStats) testLine(l, t string, sc lineScan) {
 }
 
 func (s scanStats) isTest() bool {
+	// The two middle tests are testDecided's: keep them together.
 	return s.goJSON*2 > s.nonEmpty || s.testStrong >= 2 || s.testStrong >= 1 && s.testLines >= 1 || s.testLines >= 5 && s.testLines*10 >= s.nonEmpty
 }
 
