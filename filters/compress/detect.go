@@ -12,7 +12,12 @@ import (
 // is unambiguous (a file-read tool returns a file, a listing tool a listing);
 // for shell tools the command line narrows it down (pytest, git diff, grep);
 // otherwise, and to confirm, the content decides.
-func Detect(text string, hint Hint) Kind {
+func Detect(text string, hint Hint) Kind { return detect(text, hint, true) }
+
+// detect is Detect; mayStop lets a scan stop once the output is surely a
+// test log (scanStats.testDecided). The tests and FuzzStructural check it
+// decides as the scan of every line does.
+func detect(text string, hint Hint, mayStop bool) Kind {
 	// JSON first, whatever the tool: a JSON result must stay valid JSON.
 	if looksJSON(text) {
 		return KindJSON
@@ -27,7 +32,7 @@ func Detect(text string, hint Hint) Kind {
 			if scanned != nil {
 				want = wantAll
 			}
-			v := scan(text, want)
+			v := scanAll(text, want, mayStop)
 			scanned = &v
 		}
 		return scanned

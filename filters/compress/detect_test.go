@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -181,7 +182,7 @@ func TestScanWant(t *testing.T) {
 		text := readTestdata(t, e.Name())
 		full := scanAll(text, wantAll, false)
 		for _, w := range []scanWant{0, wantTest, wantTrace, wantDiag, wantHits, wantList, wantLog, wantTest | wantList} {
-			got := scan(text, w)
+			got := scanAll(text, w, true)
 			if got.decided {
 				if w&wantTest == 0 || !got.isTest() || full.kind() != KindTestLog {
 					t.Errorf("%s, want %b: stopped early (%+v), full scan %+v says %s", e.Name(), w, got, full, full.kind())
@@ -212,5 +213,39 @@ func TestScanWant(t *testing.T) {
 				t.Errorf("%s, want %b: %+v, full scan %+v", e.Name(), w, got, full)
 			}
 		}
+	}
+}
+
+// TestDetectEarlyStop: detection that stops once an output is surely a test
+// log decides as reading every line does, whatever the hint sends it
+// through (a read tool, a search, a listing command, an unknown command,
+// none); and on a long pytest log it does stop.
+func TestDetectEarlyStop(t *testing.T) {
+	ents, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := []Hint{{}, {ToolName: "Read"}, {ToolName: "Grep"}, {ToolName: "str_replace_editor", Args: `{"command":"view"}`},
+		bash("ls -la"), bash("grep -rn foo ."), bash("cat out.log"), bash("./run_checks.sh"), bash("git diff")}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		text := readTestdata(t, e.Name())
+		for _, h := range hints {
+			if got, full := Detect(text, h), detect(text, h, false); got != full {
+				t.Errorf("%s, hint %+v: %s when stopping early, %s reading every line", e.Name(), h, got, full)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("============================= test session starts ==============================\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "tests/test_orders.py::test_case_%d PASSED [%3d%%]\n", i, i/20)
+	}
+	log := b.String()
+	stopped, full := scanAll(log, wantAll, true), scanAll(log, wantAll, false)
+	if !stopped.decided || stopped.nonEmpty > 2 {
+		t.Errorf("a long pytest log: %d lines read when stopping early (decided %v), %d in all", stopped.nonEmpty, stopped.decided, full.nonEmpty)
 	}
 }

@@ -104,6 +104,8 @@ func FuzzStructural(f *testing.F) {
 		checkFuzzOutput(t, s, text, h, true)
 		if rep := Detect(text, h); rep == "" {
 			t.Fatalf("empty kind")
+		} else if full := detect(text, h, false); rep != full {
+			t.Fatalf("detection stopped early says %s, reading every line says %s", rep, full)
 		}
 		if strings.Contains(text, "\x00") {
 			return

@@ -55,10 +55,8 @@ const (
 // detection was a fifth of a new 1 MB request's rewrite (issue 23).
 const scanLimit = 32 << 10
 
-func scan(text string, want scanWant) scanStats { return scanAll(text, want, true) }
-
-// scanAll is scan; with mayStop false it reads every line it would read
-// undecided.
+// scanAll counts the signals of text's lines (of its start and end when it
+// is long) that want asks for; with mayStop it stops once testDecided.
 func scanAll(text string, want scanWant, mayStop bool) scanStats {
 	s := scanStats{want: want, mayStop: mayStop}
 	if len(text) > scanLimit {
