@@ -64,6 +64,10 @@ var sourceSet = map[string]string{
 	"copilot-cli-agentv":      "tuning", // GitHub Copilot CLI, the same project
 	"claude-code-entire":      "test",   // Claude Code 2.0-2.1 native transcripts, entireio/cli (Go)
 	"copilot-cli-azure-dev":   "test",   // GitHub Copilot CLI, JeffreyCA/azure-dev (Go)
+	// Round 7, placed before any of their outputs was compressed: tuning
+	// needed more native Claude Code outputs like the field's.
+	"claude-code-contextevaluator": "tuning", // Claude Code 2.1 native transcripts, PackmindHub/context-evaluator (TypeScript, Bun, React)
+	"claude-code-cipherbox":        "tuning", // Claude Code 2.1 native transcripts, FSM1/cipher-box (TypeScript, NestJS, Rust/Tauri)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -85,6 +89,9 @@ var sessionAgents = map[string]string{
 	"copilot-cli-agentv":       "copilot-cli-agentv",
 	"claude-code-entire":       "claude-code-entire",
 	"copilot-cli-azure-dev":    "copilot-cli-azure-dev",
+
+	"claude-code-contextevaluator": "claude-code-contextevaluator",
+	"claude-code-cipherbox":        "claude-code-cipherbox",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
