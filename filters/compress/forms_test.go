@@ -656,6 +656,48 @@ func TestFrameListsNameBothEnds(t *testing.T) {
 	}
 }
 
+// TestFrameListOneSlotNamesInnermost: when a marker's list has room for one
+// end of a frame run only, it names the frame that ranks first, the
+// innermost: the first of a JavaScript stack (bun test's "at" lines, shaped
+// like a Claude Code session of the tuning set), where the half split named
+// the outermost.
+func TestFrameListOneSlotNamesInnermost(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("bun test v1.2.0\n\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "[EvaluationRepository] Saved evaluation eval-%03d for repository https://github.com/test/repo-%d\n", i, i)
+	}
+	b.WriteString("317 | \t\t\t\tsubmitJobError: new Error(\"Database connection failed\"),\n                              ^\n")
+	b.WriteString("error: Database connection failed\n")
+	b.WriteString("      at <anonymous> (/Users/dev/Code/agents-md-evaluator/src/api/routes/evaluation.test.ts:317:25)\n")
+	b.WriteString("      at <anonymous> (/Users/dev/Code/agents-md-evaluator/src/api/routes/evaluation.test.ts:315:46)\n\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "[EvaluationRepository] Deleted evaluation eval-%03d (%d records)\n", i, i)
+	}
+	b.WriteString("\n 1321 pass\n 0 fail\nRan 1321 tests across 60 files. [4.31s]\n")
+	text, h := b.String(), bash("bun test")
+	oneSlot := 0
+	for _, ratio := range []float64{8, 12, 16, 20, 24} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, _ := s.Compress(text, h)
+		if err := checkGuards(s, text, h); err != nil {
+			t.Error(err)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(l, "[… ") || !strings.Contains(l, "traceback frames at ") || !strings.Contains(l, andMore) {
+				continue
+			}
+			oneSlot++
+			if !strings.Contains(l, "evaluation.test.ts:317"+andMore) || strings.Contains(l, "evaluation.test.ts:315") {
+				t.Errorf("%gx: want the innermost frame (:317) in a list with room for one, got %q", ratio, l)
+			}
+		}
+	}
+	if oneSlot == 0 {
+		t.Errorf("no aim gave a list with room for one frame")
+	}
+}
+
 // compressSearch compresses a search output at 4x and fails the test
 // unless it was read as a search and changed.
 func compressSearch(t *testing.T, text string, h Hint) (Strategy, string) {
