@@ -41,6 +41,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	p.scanned = true
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
+	commitLine := -2  // the last git commit summary line
 	for i, l := range p.allViews() {
 		s := scanLine(l)
 		feat := s.features(l)
@@ -80,6 +81,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		case l == "":
 			continue
 		case s.startsWith('[') && looksLikeMarker(l):
+			p.set(i, tierCritical, 0, catOut)
+		case s.startsWith('[') && isCommitSummary(l):
+			// What a git commit made, and the count of what it changed
+			// on the next line: the command's outcome, kept at any ratio.
+			p.set(i, tierCritical, 0, catOut)
+			commitLine = i
+		case i == commitLine+1 && isChangeCount(l):
 			p.set(i, tierCritical, 0, catOut)
 		case test && s.mayBeSummary() && isSummaryLine(l):
 			p.set(i, tierCritical, 0, catOut)

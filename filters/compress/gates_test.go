@@ -25,6 +25,7 @@ func checkGates(t *testing.T, l string) {
 		{"rule title", s.startsWith('='), ruleTitle(l, '=') != ""},
 		{"xml", s.startsWith('<'), xmlTestClass(l) != xmlNone},
 		{"marker", s.startsWith('['), looksLikeMarker(l)},
+		{"commit summary", s.startsWith('['), isCommitSummary(l)},
 		{"tree row", s.mayBeTreeRow(), treeDepth(l) >= 0},
 		{"path line", s.mayBePathLine(), isPathLine(l)},
 		{"hit", s.bits.has('0'), hitPath(l) != ""},

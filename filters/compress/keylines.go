@@ -12,10 +12,11 @@ const (
 
 // KeyLines returns the lines of a tool output an agent must not lose when
 // the rest of it goes: failing test ids, error and exception lines, run
-// summaries and failing exit notices, verbatim and in order, at most max
-// of them (MaxKeyLines when max <= 0). Lines longer than MaxKeyLineBytes
-// are left out rather than cut, so every line returned is byte-identical to
-// one of text's. more counts the key lines that did not fit.
+// summaries and failing exit notices, the commits git made ("[main
+// c9e7dcd] Subject"), verbatim and in order, at most max of them
+// (MaxKeyLines when max <= 0). Lines longer than MaxKeyLineBytes are left
+// out rather than cut, so every line returned is byte-identical to one of
+// text's. more counts the key lines that did not fit.
 //
 // File contents are not logs: a read of source code is full of "Error"
 // identifiers, so callers ask only for outputs of commands and for results
@@ -63,7 +64,8 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		}
 		key := false
 		if known && shared {
-			key = failing || summary || isErrorLineIn(k, sl.bits) && !strings.Contains(k, "Traceback (most recent call last)")
+			key = failing || summary || isErrorLineIn(k, sl.bits) && !strings.Contains(k, "Traceback (most recent call last)") ||
+				sl.startsWith('[') && isCommitSummary(k)
 		} else {
 			key = isKeyLineIn(k, scanLine(k))
 		}
@@ -111,5 +113,5 @@ func isKeyLineIn(l string, s lineScan) bool {
 	if isErrorLineIn(l, s.bits) {
 		return !strings.Contains(l, "Traceback (most recent call last)")
 	}
-	return false
+	return s.startsWith('[') && isCommitSummary(l)
 }

@@ -953,3 +953,50 @@ func (s seenSet) add(h uint64) (seen bool) {
 	}
 	return false
 }
+
+// isCommitSummary matches the line git prints for a commit it made
+// (`git commit`, `merge`, `cherry-pick`, `revert`, `rebase`):
+// "[main c9e7dcd] Subject", "[feat/x (root-commit) 1a2b3c4] Subject",
+// "[detached HEAD 1a2b3c4] Subject". It is the outcome of the command,
+// and the hash in it is what the agent pushes, shows or reverts next; a
+// pre-commit hook's test and lint output after it must not bury it.
+func isCommitSummary(l string) bool {
+	t := strings.TrimSpace(l)
+	if len(t) < 11 || t[0] != '[' || len(t) > 1000 {
+		return false
+	}
+	end := strings.Index(t, "] ")
+	if end < 0 {
+		end = len(t) - 1
+		if t[end] != ']' {
+			return false
+		}
+	}
+	head := t[1:end]
+	sp := strings.LastIndexByte(head, ' ')
+	if sp <= 0 {
+		return false // no branch before the hash
+	}
+	hash := head[sp+1:]
+	if len(hash) < 7 || len(hash) > 40 {
+		return false
+	}
+	for i := 0; i < len(hash); i++ {
+		if c := hash[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return !strings.ContainsAny(head[:sp], "[]")
+}
+
+// isChangeCount matches git's count of a change, " 2 files changed, 115
+// insertions(+), 29 deletions(-)", the line after a commit summary.
+func isChangeCount(l string) bool {
+	t := strings.TrimSpace(l)
+	d := digits(t)
+	if d == 0 {
+		return false
+	}
+	rest := t[d:]
+	return strings.HasPrefix(rest, " files changed") || strings.HasPrefix(rest, " file changed")
+}
