@@ -19,6 +19,7 @@ func classifyDiff(p *plan) {
 	pos := 0
 	block, off, inBlock := -1, 0, false // the current run of changed lines in the hunk
 	subject := false                    // after a commit's Date: line, before its message
+	gitPath := ""                       // the path the last "diff --git" line named
 	var stats []fileStat
 	cur := func() *fileStat {
 		if len(stats) == 0 {
@@ -94,8 +95,17 @@ func classifyDiff(p *plan) {
 			// Blob hashes: no reader and no patch tool needs them once
 			// the file headers are there.
 			p.set(i, tierContext, 1<<20, catOther)
+		case (strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ")) && gitPath != "" && diffPath(l) == gitPath:
+			// The old and new names a "diff --git" line has just given:
+			// dropped before any changed line, as the blob hashes are.
+			p.set(i, tierContext, 1<<20, catOther)
 		case isDiffHeader(l):
 			p.set(i, tierCritical, 0, catOther)
+			if strings.HasPrefix(l, "diff --git ") {
+				gitPath = diffPath(l)
+			} else if strings.HasPrefix(l, "diff ") {
+				gitPath = ""
+			}
 			if path := diffPath(l); path != "" {
 				switch {
 				case strings.HasPrefix(l, "diff "), len(stats) == 0:

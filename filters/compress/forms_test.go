@@ -774,6 +774,49 @@ func TestCommitSummaryKept(t *testing.T) {
 	}
 }
 
+// TestDiffRepeatedNamesGoFirst: the ---/+++ lines that repeat the paths a
+// "diff --git" line has just given are no longer critical: they go before
+// any changed line (the file stays named by its diff --git line and the
+// per-file counts), and a tight aim is met instead of passed by them; a
+// rename's old name, which they alone give, stays.
+func TestDiffRepeatedNamesGoFirst(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 3; f++ {
+		path := fmt.Sprintf("packages/core/src/evaluation/providers/provider_%d.ts", f)
+		fmt.Fprintf(&b, "diff --git a/%s b/%s\nindex 9b0bad20..d2e03512 100644\n--- a/%s\n+++ b/%s\n@@ -10,6 +10,14 @@ export class Provider%d {\n", path, path, path, path, f)
+		b.WriteString("   constructor() {}\n   init() {}\n   close() {}\n")
+		for k := 0; k < 8; k++ {
+			fmt.Fprintf(&b, "+  async resolveTarget%d_%d(name: string): Promise<Target> { return this.targets.get(name); }\n", f, k)
+		}
+		b.WriteString("   a() {}\n   b() {}\n   c() {}\n")
+	}
+	b.WriteString("diff --git a/docs/old_name.md b/docs/new_name.md\nsimilarity index 90%\nrename from docs/old_name.md\nrename to docs/new_name.md\nindex 1111111..2222222 100644\n--- a/docs/old_name.md\n+++ b/docs/new_name.md\n@@ -1,3 +1,3 @@\n-# Old\n+# New\n text\n")
+	text, h := b.String(), bash("git diff")
+	s := Structural(StructuralOptions{TargetRatio: 2.5})
+	out, rep := s.Compress(text, h)
+	if rep.Kind != KindDiff || !rep.Changed {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	for f := 0; f < 3; f++ {
+		path := fmt.Sprintf("packages/core/src/evaluation/providers/provider_%d.ts", f)
+		if !strings.Contains(out, "diff --git a/"+path+" b/"+path) {
+			t.Errorf("file %d not named", f)
+		}
+		if strings.Contains(out, "+++ b/"+path) {
+			t.Errorf("file %d: the +++ line repeating its name was kept", f)
+		}
+	}
+	if !strings.Contains(out, "+  async resolveTarget0_0(") {
+		t.Errorf("the first file's first changed line was dropped:\n%s", out)
+	}
+	if !strings.Contains(out, "--- a/docs/old_name.md") {
+		t.Errorf("a rename's old name was dropped:\n%s", out)
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}
+
 // compressSearch compresses a search output at 4x and fails the test
 // unless it was read as a search and changed.
 func compressSearch(t *testing.T, text string, h Hint) (Strategy, string) {

@@ -264,7 +264,9 @@ func kindCases(t testing.TB) []kindCase {
 			hint: bash("git diff"), target: 3000, kind: KindDiff,
 			keep: []string{
 				"diff --git a/astropy/units/format/cds.py b/astropy/units/format/cds.py",
-				"+++ b/astropy/units/format/cds_parsetab.py",
+				// The ---/+++ lines that repeat a "diff --git" line's
+				// paths go before changed lines; the file is still named.
+				"diff --git a/astropy/units/format/cds_parsetab.py b/astropy/units/format/cds_parsetab.py",
 			},
 			markers:  []string{`^\[… \d+ lines omitted: (\d+ (added|removed|context|other)(, )?)+ …\]$`},
 			maxRatio: 0.3,
