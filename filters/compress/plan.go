@@ -1015,18 +1015,18 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 		// Python traceback and the first of a Java or Go one, and the
 		// outermost is the caller's own code.
 		half := len(lead) + (limit-len(lead))/2
-		// When the list has room for one end only, the end that ranks
-		// first takes it: the innermost frame of a JavaScript, Java or
-		// Go stack is the first of its run, where the half split gave
-		// the slot to the last.
-		front := p.frontOutranksBack(i, j, parts)
 		k := i
 		for ; k < j; k++ {
 			part, h := location(k)
 			if part == "" {
 				continue
 			}
-			if b.Len()+len(part)+2 > half && !(n == 0 && front && b.Len()+len(part)+2 <= limit) {
+			// When the list has room for one end only, the end that
+			// ranks first takes it: the innermost frame of a
+			// JavaScript, Java or Go stack is the first of its run,
+			// where the half split gave the slot to the last.
+			if b.Len()+len(part)+2 > half &&
+				!(n == 0 && b.Len()+len(part)+2 <= limit && p.outranksLast(k, j, parts)) {
 				break
 			}
 			add(part)
@@ -1062,28 +1062,18 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 	return b.String()
 }
 
-// frontOutranksBack reports whether the first line of [i, j) that names a
-// location ranks before the last one (a more important tier, or the same
-// tier and a lower rank: rankFrames ranks the innermost frame first).
-func (p *plan) frontOutranksBack(i, j int, parts func(int) (string, string)) bool {
-	first, last := -1, -1
-	for k := i; k < j; k++ {
+// outranksLast reports whether line first, which names a location, ranks
+// before the last line of (first, j) that names one (a more important
+// tier, or the same tier and a lower rank: rankFrames ranks the innermost
+// frame first).
+func (p *plan) outranksLast(first, j int, parts func(int) (string, string)) bool {
+	for k := j - 1; k > first; k-- {
 		if path, line := parts(k); path != "" || line != "" {
-			first = k
-			break
+			a, b := p.cls[first], p.cls[k]
+			return a.tier < b.tier || a.tier == b.tier && a.rank < b.rank
 		}
 	}
-	for k := j - 1; k > first && first >= 0; k-- {
-		if path, line := parts(k); path != "" || line != "" {
-			last = k
-			break
-		}
-	}
-	if first < 0 || last < 0 {
-		return false
-	}
-	a, b := p.cls[first], p.cls[last]
-	return a.tier < b.tier || a.tier == b.tier && a.rank < b.rank
+	return false
 }
 
 // categoryReason words a gap by the categories of its lines.
