@@ -27,18 +27,28 @@ func detect(text string, hint Hint, mayStop bool) Kind {
 	// a few counts has only those counted. A later decision that reads
 	// more rescans once, for all of them.
 	var scanned *scanStats
+	stopAtHit := false
 	s := func(want scanWant) *scanStats {
 		if scanned == nil || scanned.want&want != want {
 			if scanned != nil {
 				want = wantAll
 			}
-			v := scanAll(text, want, mayStop)
+			v := scanAll(text, want, mayStop, stopAtHit)
 			scanned = &v
 		}
 		return scanned
 	}
 	switch kindFromTool(hint) {
 	case KindFileRead:
+		// A read of a source file is code, whatever its lines look
+		// like: the scan for a test report or a directory is skipped.
+		// None of the 2,300 reads of source files in the corpus, the
+		// sessions and the committed sessions detects otherwise; the
+		// documents and logs a test report is saved as (.md, .txt, .log,
+		// .xml, .html, .out) are still read for it.
+		if readsSourceFile(hint) {
+			return KindFileRead
+		}
 		// A test report or a `go test -json` stream opened with a read
 		// tool is read for its failures.
 		if s(wantTest | wantList).isTest() {
@@ -49,7 +59,14 @@ func detect(text string, hint Hint, mayStop bool) Kind {
 		}
 		return KindFileRead
 	case KindSearch:
-		if s(wantHits|wantList).hits > 0 || s(wantList).listing() {
+		// One hit settles it, so the scan stops at the first. It is only
+		// partial when it found one, and then nothing reads it again.
+		stopAtHit = true
+		if s(wantHits|wantList).hits > 0 {
+			return KindSearch
+		}
+		stopAtHit = false
+		if s(wantList).listing() {
 			return KindSearch
 		}
 	case KindDirListing:
@@ -128,6 +145,42 @@ func kindFromTool(h Hint) Kind {
 		}
 	}
 	return ""
+}
+
+// sourceExts are the extensions of program source, style sheets and
+// configuration: files no test runner writes its report to.
+var sourceExts = map[string]bool{
+	"go": true, "py": true, "pyi": true, "ts": true, "tsx": true, "js": true, "jsx": true, "mjs": true, "cjs": true,
+	"rs": true, "java": true, "kt": true, "kts": true, "scala": true, "groovy": true, "gradle": true, "rb": true,
+	"php": true, "c": true, "h": true, "cc": true, "cpp": true, "cxx": true, "hpp": true, "hh": true, "cs": true,
+	"swift": true, "m": true, "mm": true, "ex": true, "exs": true, "heex": true, "erl": true, "hrl": true,
+	"hs": true, "ml": true, "mli": true, "clj": true, "cljs": true, "lua": true, "dart": true, "zig": true,
+	"nim": true, "jl": true, "r": true, "pl": true, "pm": true, "sol": true, "pony": true, "proto": true,
+	"sh": true, "bash": true, "zsh": true, "fish": true, "ps1": true, "sql": true,
+	"vue": true, "svelte": true, "astro": true, "css": true, "scss": true, "sass": true, "less": true,
+	"yml": true, "yaml": true, "toml": true, "tf": true, "hcl": true,
+}
+
+// readsSourceFile reports whether a read tool's call names a file with a
+// source extension (sourceExts), in the argument names read tools use.
+func readsSourceFile(h Hint) bool {
+	if h.Args == "" || h.Args[0] != '{' || !jsonsafe.ValidString(h.Args) {
+		return false
+	}
+	p := gjson.GetMany(h.Args, "file_path", "path", "filePath", "target_file", "absolute_path")
+	for _, v := range p {
+		if v.Type != gjson.String {
+			continue
+		}
+		name := v.String()
+		name = name[strings.LastIndexAny(name, "/\\")+1:]
+		dot := strings.LastIndexByte(name, '.')
+		if dot <= 0 || len(name)-dot > 7 {
+			return false
+		}
+		return sourceExts[strings.ToLower(name[dot+1:])]
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestDetect(t *testing.T) {
@@ -180,10 +182,16 @@ func TestScanWant(t *testing.T) {
 			continue
 		}
 		text := readTestdata(t, e.Name())
-		full := scanAll(text, wantAll, false)
+		full := scanAll(text, wantAll, false, false)
 		for _, w := range []scanWant{0, wantTest, wantTrace, wantDiag, wantHits, wantList, wantLog, wantTest | wantList} {
-			got := scanAll(text, w, true)
+			got := scanAll(text, w, true, w&wantHits != 0)
 			if got.decided {
+				if got.hits > 0 && w&wantHits != 0 {
+					if full.hits == 0 {
+						t.Errorf("%s, want %b: stopped at a hit the full scan did not count", e.Name(), w)
+					}
+					continue
+				}
 				if w&wantTest == 0 || !got.isTest() || full.kind() != KindTestLog {
 					t.Errorf("%s, want %b: stopped early (%+v), full scan %+v says %s", e.Name(), w, got, full, full.kind())
 				}
@@ -208,7 +216,7 @@ func TestScanWant(t *testing.T) {
 			if w&wantLog == 0 {
 				want.logLines = 0
 			}
-			want.want, want.mayStop = w, true
+			want.want, want.mayStop, want.stopAtHit = w, true, w&wantHits != 0
 			if got != want {
 				t.Errorf("%s, want %b: %+v, full scan %+v", e.Name(), w, got, full)
 			}
@@ -244,8 +252,72 @@ func TestDetectEarlyStop(t *testing.T) {
 		fmt.Fprintf(&b, "tests/test_orders.py::test_case_%d PASSED [%3d%%]\n", i, i/20)
 	}
 	log := b.String()
-	stopped, full := scanAll(log, wantAll, true), scanAll(log, wantAll, false)
+	stopped, full := scanAll(log, wantAll, true, false), scanAll(log, wantAll, false, false)
 	if !stopped.decided || stopped.nonEmpty > 2 {
 		t.Errorf("a long pytest log: %d lines read when stopping early (decided %v), %d in all", stopped.nonEmpty, stopped.decided, full.nonEmpty)
+	}
+}
+
+// TestSourceReadsDetectAsReads holds readsSourceFile's shortcut to the
+// data: every read of a file with a source extension, in the committed
+// sessions (and the shared corpus and sessions when present), is a file
+// read by its content too, detected without the path; and the shortcut
+// takes every such read.
+func TestSourceReadsDetectAsReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every session")
+	}
+	recs := loadHeldOutSessions(t)
+	recs = append(recs, present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })...)
+	recs = append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
+	reads := 0
+	for _, r := range recs {
+		h := r.hint()
+		if kindFromTool(h) != KindFileRead || !readsSourceFile(h) {
+			continue
+		}
+		reads++
+		pathless := Hint{ToolName: h.ToolName}
+		if contains(editorTools, strings.ToLower(h.ToolName)) {
+			pathless.Args = `{"command":"view"}`
+		}
+		if got := detect(r.Output, pathless, false); got != KindFileRead {
+			t.Errorf("%s: a read of %s detects as %s by its content", r.ID, gjson.Get(h.Args, "file_path|path").String(), got)
+		}
+		if got := Detect(r.Output, h); got != KindFileRead {
+			t.Errorf("%s: Detect = %s", r.ID, got)
+		}
+	}
+	if reads < 1000 {
+		t.Errorf("only %d reads of source files: the shortcut is not held to the data", reads)
+	}
+	t.Logf("%d reads of source files detect as file reads by their content", reads)
+}
+
+func TestReadsSourceFile(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want bool
+	}{
+		{`{"file_path":"/repo/src/server.py"}`, true},
+		{`{"file_path":"/repo/src/App.TSX","offset":10}`, true},
+		{`{"path":"C:\\src\\main.rs"}`, true},
+		{`{"command":"view","path":"/repo/astropy/table/table.py"}`, true},
+		{`{"filePath":"lib/a.ex"}`, true},
+		{`{"file_path":"/tmp/pytest-output.log"}`, false},
+		{`{"file_path":"/repo/PLAN.md"}`, false},
+		{`{"file_path":"/repo/report.xml"}`, false},
+		{`{"file_path":"/repo/.github"}`, false},
+		{`{"file_path":"/repo/Makefile"}`, false},
+		{`{"file_path":"/repo/src"}`, false},
+		{`{"file_path":"/repo/a.py.log"}`, false},
+		{`{"file_path":42}`, false},
+		{`{"file_path":"/repo/a.py"`, false},
+		{``, false},
+		{`/repo/a.py`, false},
+	} {
+		if got := readsSourceFile(Hint{ToolName: "Read", Args: c.args}); got != c.want {
+			t.Errorf("readsSourceFile(%s) = %v, want %v", c.args, got, c.want)
+		}
 	}
 }

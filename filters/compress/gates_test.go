@@ -73,6 +73,12 @@ func checkGates(t *testing.T, l string) {
 	if got, want := isPathLine(l), isPathLineOld(l); got != want {
 		t.Errorf("isPathLine(%q) = %v, want %v", l, got, want)
 	}
+	if got, want := isBlank(l), strings.TrimSpace(l) == ""; got != want {
+		t.Errorf("isBlank(%q) = %v, want %v", l, got, want)
+	}
+	if got, want := isPassingTest(l), isPassingTestOld(l); got != want {
+		t.Errorf("isPassingTest(%q) = %v, want %v", l, got, want)
+	}
 	if got, want := hasTimestamp(l), hasTimestampOld(l); got != want {
 		t.Errorf("hasTimestamp(%q) = %v, want %v", l, got, want)
 	}
@@ -94,7 +100,7 @@ func TestLineGates(t *testing.T) {
 		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
 		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
 		"make: *** [x] Error 2", "3 examples, 1 failure", "test_x ... ok", "x ... skipped 'no'",
-		"tests/a.py::t PASSED [ 50%]", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
+		"tests/a.py::t PASSED [ 50%]", "PASSED a", "  PASSED a", "SKIPPED a", "XFAIL a", "XPASS a", "--- SKIP: T", "=== RUN T", "=== PAUSE T", "=== CONT T", "=== NAME T", "✓ a", "√ a", "✔ a", "PASS src/a.test.ts", "PASS a", "test_a ok", "test_a f", "  test_a s", "Applying a... OK", "x ... expected failure", "x ... ignored", "a::b SKIPPED", "a::b XFAIL", "a XFAIL", "x ... ok", "\u00a0", " \u0085 ", "\u3000x", "\v\f\r", " \xff", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
 		"\rFAILED x", "\u00a0FAILED x", "✕ sums", "<testcase name=\"x\"/>", "[... 3 lines omitted ...]",
 		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
 		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
@@ -160,6 +166,39 @@ func hasTimestampOld(l string) bool {
 			(l[i+4] == '-' || l[i+4] == '/') && isDigit(l[i+5]) && isDigit(l[i+6]) && l[i+7] == l[i+4] && isDigit(l[i+8]) && isDigit(l[i+9]) {
 			return true
 		}
+	}
+	return false
+}
+
+// isPassingTestOld is isPassingTest as it was before its first- and
+// last-byte switches.
+func isPassingTestOld(l string) bool {
+	t := stripProgress(trimRight(l))
+	lt := trimLeft(t)
+	switch {
+	case strings.HasPrefix(t, "PASSED ") || strings.HasPrefix(t, "SKIPPED ") || strings.HasPrefix(t, "XFAIL ") || strings.HasPrefix(t, "XPASS "):
+		return true
+	case strings.HasPrefix(lt, "--- PASS: ") || strings.HasPrefix(lt, "--- SKIP: "):
+		return true
+	case strings.HasPrefix(lt, "=== RUN ") || strings.HasPrefix(lt, "=== PAUSE ") || strings.HasPrefix(lt, "=== CONT ") || strings.HasPrefix(lt, "=== NAME "):
+		return true
+	case strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") ||
+		strings.HasSuffix(t, " ... expected failure") || strings.HasSuffix(t, " ... ignored"):
+		return true
+	case (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")) && strings.Contains(t, "::"):
+		return true // pytest -v, its progress column already stripped
+	case strings.Contains(t, " ... skipped "): // unittest: "... skipped 'needs pint'"
+		return true
+	case strings.HasPrefix(lt, "✓ ") || strings.HasPrefix(lt, "√ ") || strings.HasPrefix(lt, "✔ "):
+		return true
+	case strings.HasPrefix(lt, "PASS ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")):
+		return true
+	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " ok") || strings.HasSuffix(lt, " f") || strings.HasSuffix(lt, " s")):
+		return true
+	case strings.HasPrefix(lt, "Applying ") && strings.HasSuffix(lt, "... OK"): // django migrations
+		return true
+	case strings.HasPrefix(l, "?   \t") && strings.HasSuffix(t, "[no test files]"):
+		return true
 	}
 	return false
 }

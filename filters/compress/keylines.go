@@ -45,7 +45,7 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		var l string
 		l, rest, _ = strings.Cut(rest, "\n")
 		k := strings.TrimSuffix(l, "\r")
-		blank := strings.TrimSpace(k) == ""
+		blank := isBlank(k)
 		// The classifiers read a line and the same line without its \r
 		// alike but for a few suffix tests; share them only when equal.
 		shared := len(k) == len(l)

@@ -26,6 +26,25 @@ func trimRight(s string) string {
 	return s[:j]
 }
 
+// isBlank reports whether l is empty or white space only, as
+// strings.TrimSpace(l) == "" does, without trimming both ends: a line of
+// text returns at its first byte that is not a space (the detection and
+// history scans ask it of every line).
+func isBlank(l string) bool {
+	for i := 0; i < len(l); i++ {
+		switch c := l[i]; c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			continue
+		default:
+			if c < utf8.RuneSelf {
+				return false
+			}
+			return strings.TrimSpace(l[i:]) == "" // Unicode spaces: U+0085, U+00A0, U+2000…
+		}
+	}
+	return true
+}
+
 func isWordByte(c byte) bool { return byteClass[c]&classWord != 0 }
 
 // byteClass holds, per byte, the classes the scanners ask of it: one load
@@ -354,36 +373,68 @@ func exceptionName(t string) string {
 	return ""
 }
 
-// isPassingTest matches lines that report a passed or skipped test.
+// isPassingTest matches lines that report a passed or skipped test. Its
+// forms are told apart by their first byte (after the indentation) and
+// their last: a line of code or a path that passes mayBePassingTest's gate
+// is turned away after two switches, not twenty prefix and suffix tests
+// (it runs on every line detection reads, issue 23 item 4).
 func isPassingTest(l string) bool {
 	t := stripProgress(trimRight(l))
 	lt := trimLeft(t)
-	switch {
-	case strings.HasPrefix(t, "PASSED ") || strings.HasPrefix(t, "SKIPPED ") || strings.HasPrefix(t, "XFAIL ") || strings.HasPrefix(t, "XPASS "):
-		return true
-	case strings.HasPrefix(lt, "--- PASS: ") || strings.HasPrefix(lt, "--- SKIP: "):
-		return true
-	case strings.HasPrefix(lt, "=== RUN ") || strings.HasPrefix(lt, "=== PAUSE ") || strings.HasPrefix(lt, "=== CONT ") || strings.HasPrefix(lt, "=== NAME "):
-		return true
-	case strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") ||
-		strings.HasSuffix(t, " ... expected failure") || strings.HasSuffix(t, " ... ignored"):
-		return true
-	case (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")) && strings.Contains(t, "::"):
-		return true // pytest -v, its progress column already stripped
-	case strings.Contains(t, " ... skipped "): // unittest: "... skipped 'needs pint'"
-		return true
-	case strings.HasPrefix(lt, "✓ ") || strings.HasPrefix(lt, "√ ") || strings.HasPrefix(lt, "✔ "):
-		return true
-	case strings.HasPrefix(lt, "PASS ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")):
-		return true
-	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " ok") || strings.HasSuffix(lt, " f") || strings.HasSuffix(lt, " s")):
-		return true
-	case strings.HasPrefix(lt, "Applying ") && strings.HasSuffix(lt, "... OK"): // django migrations
-		return true
-	case strings.HasPrefix(l, "?   \t") && strings.HasSuffix(t, "[no test files]"):
-		return true
+	if lt == "" {
+		return false
 	}
-	return false
+	switch lt[0] {
+	case 'P':
+		if strings.HasPrefix(t, "PASSED ") || strings.HasPrefix(lt, "PASS ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")) {
+			return true
+		}
+	case 'S':
+		if strings.HasPrefix(t, "SKIPPED ") {
+			return true
+		}
+	case 'X':
+		if strings.HasPrefix(t, "XFAIL ") || strings.HasPrefix(t, "XPASS ") {
+			return true
+		}
+	case '-':
+		if strings.HasPrefix(lt, "--- PASS: ") || strings.HasPrefix(lt, "--- SKIP: ") {
+			return true
+		}
+	case '=':
+		if strings.HasPrefix(lt, "=== RUN ") || strings.HasPrefix(lt, "=== PAUSE ") || strings.HasPrefix(lt, "=== CONT ") || strings.HasPrefix(lt, "=== NAME ") {
+			return true
+		}
+	case "✓"[0]: // ✓, √ and ✔ share their first byte
+		if strings.HasPrefix(lt, "✓ ") || strings.HasPrefix(lt, "√ ") || strings.HasPrefix(lt, "✔ ") {
+			return true
+		}
+	case 't':
+		if strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " ok") || strings.HasSuffix(lt, " f") || strings.HasSuffix(lt, " s")) {
+			return true
+		}
+	case 'A': // django migrations
+		if strings.HasPrefix(lt, "Applying ") && strings.HasSuffix(lt, "... OK") {
+			return true
+		}
+	case '?':
+		if strings.HasPrefix(l, "?   \t") && strings.HasSuffix(t, "[no test files]") {
+			return true
+		}
+	}
+	switch t[len(t)-1] {
+	case 'k', 'd', 'e':
+		if strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") ||
+			strings.HasSuffix(t, " ... expected failure") || strings.HasSuffix(t, " ... ignored") {
+			return true
+		}
+	case 'D', 'L':
+		if (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")) && strings.Contains(t, "::") {
+			return true // pytest -v, its progress column already stripped
+		}
+	}
+	// unittest: "... skipped 'needs pint'".
+	return strings.Contains(t, " ... skipped ")
 }
 
 // isSectionStart matches the headers that open one failure's report:

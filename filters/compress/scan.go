@@ -26,12 +26,15 @@ type scanStats struct {
 	// it stay zero. The line and diff counts are always counted.
 	want scanWant
 	// decided: the scan stopped early, the output being a test log
-	// whatever its other lines hold (testDecided); the counts are then
-	// those of the lines read.
+	// whatever its other lines hold (testDecided), or, with stopAtHit,
+	// holding a search hit; the counts are then those of the lines read.
 	decided bool
 	// mayStop lets the scan stop once decided (scan sets it; the tests
 	// read whole outputs without it).
 	mayStop bool
+	// stopAtHit also stops it at the first hit: a search tool's output
+	// needs one to be read as hits (Detect).
+	stopAtHit bool
 }
 
 // scanWant names groups of scanStats' counts: Detect asks for the ones its
@@ -56,9 +59,10 @@ const (
 const scanLimit = 32 << 10
 
 // scanAll counts the signals of text's lines (of its start and end when it
-// is long) that want asks for; with mayStop it stops once testDecided.
-func scanAll(text string, want scanWant, mayStop bool) scanStats {
-	s := scanStats{want: want, mayStop: mayStop}
+// is long) that want asks for; with mayStop it stops once testDecided, and
+// with stopAtHit too at the first hit.
+func scanAll(text string, want scanWant, mayStop, stopAtHit bool) scanStats {
+	s := scanStats{want: want, mayStop: mayStop, stopAtHit: stopAtHit}
 	if len(text) > scanLimit {
 		head := text[:scanLimit*3/4]
 		if i := strings.LastIndexByte(head, '\n'); i > 0 {
@@ -119,7 +123,7 @@ func (s *scanStats) add(text string) {
 			}
 			oldLeft, newLeft = 0, 0
 		}
-		if strings.TrimSpace(l) == "" {
+		if isBlank(l) {
 			continue
 		}
 		s.nonEmpty++
@@ -138,7 +142,7 @@ func (s *scanStats) add(text string) {
 			s.diffBody++
 		}
 		s.line(l, ansi)
-		if s.mayStop && s.testDecided() {
+		if s.mayStop && (s.testDecided() || s.stopAtHit && s.hits > 0) {
 			s.decided = true
 			return
 		}
@@ -163,7 +167,7 @@ func (s *scanStats) line(l string, ansi bool) {
 	if st := numberedLine(l); st != numNone {
 		s.numbered++
 		l = stripNumber(l, st)
-		if strings.TrimSpace(l) == "" {
+		if isBlank(l) {
 			return
 		}
 	}

@@ -134,7 +134,7 @@ func classifySearch(p *plan) {
 				p.setGroup(i, heading)
 				p.set(i, tierHigh, int(heading), 0)
 			}
-		case strings.TrimSpace(l) == "":
+		case isBlank(l):
 			heading = -1
 		default:
 			p.set(i, tierFill, i, catOther)
