@@ -71,7 +71,8 @@ var sourceSet = map[string]string{
 	// Round 8, placed by order of completion before any of their outputs
 	// was compressed: the first source finished is measured, the second
 	// tunes (test logs, tracebacks and build errors the tuning set lacked).
-	"claude-code-gitsync": "test", // Claude Code 2.1 native transcripts, entireio/git-sync (Go: go test, go vet, golangci-lint)
+	"claude-code-gitsync": "test",   // Claude Code 2.1 native transcripts, entireio/git-sync (Go: go test, go vet, golangci-lint)
+	"claude-code-wakil":   "tuning", // Claude Code 2.1 native transcripts, ebridges/wakil (Python: pytest, ruff, mypy)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -97,6 +98,7 @@ var sessionAgents = map[string]string{
 	"claude-code-contextevaluator": "claude-code-contextevaluator",
 	"claude-code-cipherbox":        "claude-code-cipherbox",
 	"claude-code-gitsync":          "claude-code-gitsync",
+	"claude-code-wakil":            "claude-code-wakil",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
