@@ -68,6 +68,11 @@ var sourceSet = map[string]string{
 	// needed more native Claude Code outputs like the field's.
 	"claude-code-contextevaluator": "tuning", // Claude Code 2.1 native transcripts, PackmindHub/context-evaluator (TypeScript, Bun, React)
 	"claude-code-cipherbox":        "tuning", // Claude Code 2.1 native transcripts, FSM1/cipher-box (TypeScript, NestJS, Rust/Tauri)
+	// Round 8, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured, the second
+	// tunes (test logs, tracebacks and build errors the tuning set lacked).
+	"claude-code-gitsync": "test",   // Claude Code 2.1 native transcripts, entireio/git-sync (Go: go test, go vet, golangci-lint)
+	"claude-code-wakil":   "tuning", // Claude Code 2.1 native transcripts, ebridges/wakil (Python: pytest, ruff, mypy)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -92,6 +97,8 @@ var sessionAgents = map[string]string{
 
 	"claude-code-contextevaluator": "claude-code-contextevaluator",
 	"claude-code-cipherbox":        "claude-code-cipherbox",
+	"claude-code-gitsync":          "claude-code-gitsync",
+	"claude-code-wakil":            "claude-code-wakil",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
