@@ -194,7 +194,7 @@ func TestQualitySplit(t *testing.T) {
 	for _, s := range test {
 		switch sourceOf(s.record) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
-			"claude-code-entire", "copilot-cli-azure-dev":
+			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync":
 			field = append(field, s)
 		}
 	}
