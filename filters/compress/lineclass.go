@@ -217,7 +217,8 @@ var summaryStart = func() (set [256]bool) {
 }()
 
 // isPytestQuietSummary matches pytest -q's summary, which has no rule
-// around it: "2 failed, 10 passed, 1 warning in 0.42s".
+// around it: "2 failed, 10 passed, 1 warning in 0.42s", and past a
+// minute "... in 606.73s (0:10:06)" (pytest adds the clock time then).
 func isPytestQuietSummary(t string) bool {
 	d := digits(t)
 	if d == 0 || len(t) > 300 {
@@ -228,7 +229,27 @@ func isPytestQuietSummary(t string) bool {
 		return false
 	}
 	k := strings.LastIndex(t, " in ")
-	return k > 0 && strings.HasSuffix(t, "s")
+	return k > 0 && (strings.HasSuffix(t, "s") || strings.HasSuffix(t, ")") && isClockSuffix(t[k:]))
+}
+
+// isClockSuffix matches the end of a pytest summary that ran a minute or
+// more: " in 606.73s (0:10:06)".
+func isClockSuffix(t string) bool {
+	p := strings.LastIndex(t, "s (")
+	if p < 0 || !strings.HasSuffix(t, ")") {
+		return false
+	}
+	clock := t[p+3 : len(t)-1]
+	colons := 0
+	for i := 0; i < len(clock); i++ {
+		switch c := clock[i]; {
+		case c == ':':
+			colons++
+		case !isDigit(c):
+			return false
+		}
+	}
+	return colons == 2 && len(clock) >= 7
 }
 
 // isExitNotice matches "exit status 1", "Exit code: 2", "exited with code 1",

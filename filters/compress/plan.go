@@ -562,7 +562,14 @@ func (p *plan) cutMust(i int) string {
 		return p.cutLong(s)
 	}
 	if d := strings.Index(s, " - "); d > 0 && d < cut {
-		cut = d
+		// pytest's reason after the id: its exception type says what
+		// kind of failure this was (AssertionError, a project's own
+		// GitServiceError) and stays when the cut reaches past it.
+		if x := leadingExceptionEnd(s[d+3:]); x > 0 && d+3+x <= cut {
+			cut = d + 3 + x
+		} else {
+			cut = d
+		}
 	}
 	cut = max(cut, idEnd(s)) // never inside the test id itself
 	if len(s) <= cut+cutMarkCost {
@@ -572,6 +579,21 @@ func (p *plan) cutMust(i int) string {
 		cut--
 	}
 	return s[:cut] + countMarker(len(s)-cut, "bytes")
+}
+
+// leadingExceptionEnd returns the length of the exception type r starts
+// with ("AssertionError", "wakil.mcp.tools.ToolError", with its module
+// path; exceptionName's test on its last part), or 0.
+func leadingExceptionEnd(r string) int {
+	j := 0
+	for j < len(r) && (isWordByte(r[j]) || r[j] == '.' && j+1 < len(r) && isWordByte(r[j+1])) {
+		j++
+	}
+	last := r[strings.LastIndexByte(r[:j], '.')+1 : j]
+	if j < len(r) && r[j] != ':' || exceptionName(last) != last {
+		return 0
+	}
+	return j
 }
 
 // gapDelta says how the number of gaps changes when line i is kept.

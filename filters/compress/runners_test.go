@@ -228,3 +228,88 @@ func TestNarrowSummaryRule(t *testing.T) {
 		}
 	}
 }
+
+// TestLongRunSummary: pytest adds the clock time to the summary of a run
+// that took a minute or more; it is still the summary, with or without
+// its rule, and a `tail` of the log is read as a test log by it.
+func TestLongRunSummary(t *testing.T) {
+	for _, c := range []struct {
+		l    string
+		want bool
+	}{
+		{"2 failed, 19 passed, 718 deselected in 606.73s (0:10:06)", true},
+		{"1 passed in 3725.01s (1:02:05)", true},
+		{"= 1 failed, 877 passed in 75.20s (0:01:15) =", true},
+		{"====== 3 failed, 10 passed in 61.00s (0:01:01) ======", true},
+		{"2 failed, 19 passed in 606.73s (see below)", false},
+		{"2 failed, 19 passed in 606.73s (0:10)", false},
+		{"2 failed in CI (0:10:06)", false},
+	} {
+		if got := isSummaryLine(c.l); got != c.want {
+			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
+		}
+		checkGates(t, c.l)
+	}
+	log := "E           Failed: scenario failed 1/6 rubric item(s):\n" + strings.Repeat("E           - a rubric item that was not met, with its reason\n", 12) +
+		"\ntests/evals/test_skill_evals.py:87: Failed\n" +
+		"==================== short test summary info ====================\n" +
+		"FAILED tests/evals/test_skill_evals.py::test_skill_eval_scenario[a] - Failed: a failed 1/6 rubric item(s):\n" +
+		"FAILED tests/evals/test_skill_evals.py::test_skill_eval_scenario[b] - Failed: b failed 1/6 rubric item(s):\n" +
+		"2 failed, 19 passed, 718 deselected in 606.73s (0:10:06)\n"
+	h := bash("tail -20 /tmp/tasks/evals.output")
+	if k := Detect(log, h); k != KindTestLog {
+		t.Fatalf("the tail of a long pytest run detected as %s", k)
+	}
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(log, h)
+	for _, k := range []string{"test_skill_eval_scenario[a]", "test_skill_eval_scenario[b]", "in 606.73s (0:10:06)"} {
+		if !strings.Contains(out, k) {
+			t.Errorf("at 10x lost %q:\n%s", k, out)
+		}
+	}
+}
+
+// TestFailedLineCutKeepsExceptionType: when pytest's FAILED lines must be
+// cut to fit, the cut keeps the exception type of the reason after the
+// test id when it reaches past it, not the id alone.
+func TestFailedLineCutKeepsExceptionType(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("============================= test session starts ==============================\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "tests/unit/test_git_service.py::test_landing_%02d FAILED\n", i)
+	}
+	b.WriteString("=========================== short test summary info ============================\n")
+	types := []string{"AssertionError", "wakil.app.git_service.GitServiceError", "AttributeError", "KeyError"}
+	for i := range 40 {
+		fmt.Fprintf(&b, "FAILED tests/unit/test_git_service.py::test_landing_%02d - %s: %s\n", i, types[i%len(types)], strings.Repeat("the reason of this failure, at length ", 4))
+	}
+	b.WriteString("40 failed, 624 passed in 38.22s\n")
+	text := b.String()
+	h := bash("uv run pytest -q")
+	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, h)
+	for i := range 40 {
+		want := fmt.Sprintf("test_landing_%02d - %s", i, types[i%len(types)])
+		if !strings.Contains(out, want) {
+			t.Errorf("lost %q", want)
+		}
+	}
+	if strings.Contains(out, "at length the reason") {
+		t.Errorf("the reasons were not cut:\n%s", out)
+	}
+	for _, c := range []struct {
+		r    string
+		want int
+	}{
+		{"AssertionError: assert 1 == 2", len("AssertionError")},
+		{"wakil.mcp.tools.ToolError: Could not read", len("wakil.mcp.tools.ToolError")},
+		{"KeyError", len("KeyError")},
+		{"assert 1 == 0", 0},
+		{"Failed: note-revision failed", 0},
+		{"AssertionError assert", 0},
+		{"errors.x: y", 0},
+		{"", 0},
+	} {
+		if got := leadingExceptionEnd(c.r); got != c.want {
+			t.Errorf("leadingExceptionEnd(%q) = %d, want %d", c.r, got, c.want)
+		}
+	}
+}
