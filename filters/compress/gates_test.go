@@ -76,6 +76,9 @@ func checkGates(t *testing.T, l string) {
 	if got, want := isBlank(l), strings.TrimSpace(l) == ""; got != want {
 		t.Errorf("isBlank(%q) = %v, want %v", l, got, want)
 	}
+	if got, want := isFailingTest(l), isFailingTestOld(l); got != want {
+		t.Errorf("isFailingTest(%q) = %v, want %v", l, got, want)
+	}
 	if got, want := isPassingTest(l), isPassingTestOld(l); got != want {
 		t.Errorf("isPassingTest(%q) = %v, want %v", l, got, want)
 	}
@@ -100,7 +103,7 @@ func TestLineGates(t *testing.T) {
 		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
 		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
 		"make: *** [x] Error 2", "3 examples, 1 failure", "test_x ... ok", "x ... skipped 'no'",
-		"tests/a.py::t PASSED [ 50%]", "PASSED a", "  PASSED a", "SKIPPED a", "XFAIL a", "XPASS a", "--- SKIP: T", "=== RUN T", "=== PAUSE T", "=== CONT T", "=== NAME T", "✓ a", "√ a", "✔ a", "PASS src/a.test.ts", "PASS a", "test_a ok", "test_a f", "  test_a s", "Applying a... OK", "x ... expected failure", "x ... ignored", "a::b SKIPPED", "a::b XFAIL", "a XFAIL", "x ... ok", "\u00a0", " \u0085 ", "\u3000x", "\v\f\r", " \xff", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
+		"tests/a.py::t PASSED [ 50%]", "PASSED a", "  PASSED a", "SKIPPED a", "XFAIL a", "XPASS a", "--- SKIP: T", "=== RUN T", "=== PAUSE T", "=== CONT T", "=== NAME T", "✓ a", "√ a", "✔ a", "PASS src/a.test.ts", "PASS a", "test_a ok", "test_a f", "  test_a s", "Applying a... OK", "x ... expected failure", "x ... ignored", "a::b SKIPPED", "a::b XFAIL", "a XFAIL", "x ... ok", "FAILED (failures=1)", "FAILED (x) ... FAIL", "ERROR  x", "ERROR x", "FAIL: t (a.B)", "ERROR: t (a.B)", "FAIL src/a.test.ts", "FAIL  a > b", "FAIL x", "× a", "✗ a", "● a", "rspec ./a_spec.rb:3", "test_a F", "test_a E", "___ x.py:test_a ___", "___ x ... FAIL", "1) a", "12) Cart", "t ... FAIL", "t ... ERROR", "test a ... FAILED", "a::b FAILED", "a::b ERROR", "a ERROR", "  FAILED x", "\u00a0", " \u0085 ", "\u3000x", "\v\f\r", " \xff", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
 		"\rFAILED x", "\u00a0FAILED x", "✕ sums", "<testcase name=\"x\"/>", "[... 3 lines omitted ...]",
 		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
 		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
@@ -199,6 +202,41 @@ func isPassingTestOld(l string) bool {
 		return true
 	case strings.HasPrefix(l, "?   \t") && strings.HasSuffix(t, "[no test files]"):
 		return true
+	}
+	return false
+}
+
+// isFailingTestOld is isFailingTest as it was before its byte switches.
+func isFailingTestOld(l string) bool {
+	t := stripProgress(trimRight(l))
+	lt := trimLeft(t)
+	switch {
+	case strings.HasPrefix(t, "FAILED ") || strings.HasPrefix(t, "ERROR ") && len(t) > 6 && t[6] != ' ': // pytest short summary
+		return !strings.HasPrefix(t, "FAILED (")
+	case strings.HasPrefix(t, "FAIL: ") || strings.HasPrefix(t, "ERROR: "): // unittest
+		return true
+	case strings.HasPrefix(lt, "--- FAIL: "): // go
+		return true
+	case strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED"): // unittest -v, cargo
+		return true
+	case strings.HasSuffix(t, " FAILED") && strings.Contains(t, "::"): // pytest -v
+		return true
+	case strings.HasSuffix(t, " ERROR") && strings.Contains(t, "::"):
+		return true
+	case strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "× ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● "): // jest, vitest
+		return true
+	case strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")): // jest suite
+		return true
+	case strings.HasPrefix(lt, "rspec ./"):
+		return true
+	case isNumberedFailure(lt): // mocha, rspec, phpunit
+		return true
+	case strings.HasPrefix(lt, "FAIL ") && strings.Contains(lt, " > "): // vitest: "FAIL  src/a.test.ts > cart > sums"
+		return true
+	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " F") || strings.HasSuffix(lt, " E")): // sympy bin/test
+		return true
+	case strings.HasPrefix(lt, "___"): // sympy bin/test's report header: "____ sympy/x/tests/test_y.py:test_z ____"
+		return isPathTestID(ruleTitle(lt, '_'))
 	}
 	return false
 }

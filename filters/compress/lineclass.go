@@ -321,37 +321,60 @@ func isNumberedFailure(lt string) bool {
 	return d > 0 && d <= 4 && strings.HasPrefix(lt[d:], ") ") && len(lt) > d+2 && lt[d+2] != ' '
 }
 
-// isFailingTest matches lines that name a failed test.
+// isFailingTest matches lines that name a failing test. Like
+// isPassingTest it tells its forms apart by the first byte after the
+// indentation, then by the last.
 func isFailingTest(l string) bool {
 	t := stripProgress(trimRight(l))
 	lt := trimLeft(t)
-	switch {
-	case strings.HasPrefix(t, "FAILED ") || strings.HasPrefix(t, "ERROR ") && len(t) > 6 && t[6] != ' ': // pytest short summary
-		return !strings.HasPrefix(t, "FAILED (")
-	case strings.HasPrefix(t, "FAIL: ") || strings.HasPrefix(t, "ERROR: "): // unittest
-		return true
-	case strings.HasPrefix(lt, "--- FAIL: "): // go
-		return true
-	case strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED"): // unittest -v, cargo
-		return true
-	case strings.HasSuffix(t, " FAILED") && strings.Contains(t, "::"): // pytest -v
-		return true
-	case strings.HasSuffix(t, " ERROR") && strings.Contains(t, "::"):
-		return true
-	case strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "× ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● "): // jest, vitest
-		return true
-	case strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")): // jest suite
-		return true
-	case strings.HasPrefix(lt, "rspec ./"):
-		return true
-	case isNumberedFailure(lt): // mocha, rspec, phpunit
-		return true
-	case strings.HasPrefix(lt, "FAIL ") && strings.Contains(lt, " > "): // vitest: "FAIL  src/a.test.ts > cart > sums"
-		return true
-	case strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " F") || strings.HasSuffix(lt, " E")): // sympy bin/test
-		return true
-	case strings.HasPrefix(lt, "___"): // sympy bin/test's report header: "____ sympy/x/tests/test_y.py:test_z ____"
-		return isPathTestID(ruleTitle(lt, '_'))
+	if lt == "" {
+		return false
+	}
+	switch lt[0] {
+	case 'F', 'E':
+		if strings.HasPrefix(t, "FAILED ") || strings.HasPrefix(t, "ERROR ") && len(t) > 6 && t[6] != ' ' { // pytest short summary
+			return !strings.HasPrefix(t, "FAILED (")
+		}
+		if strings.HasPrefix(t, "FAIL: ") || strings.HasPrefix(t, "ERROR: ") { // unittest
+			return true
+		}
+		// A jest suite ("FAIL src/a.test.ts"), a vitest test ("FAIL  src/a.test.ts > cart > sums").
+		if strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".") || strings.Contains(lt, " > ")) {
+			return true
+		}
+	case '-':
+		if strings.HasPrefix(lt, "--- FAIL: ") { // go
+			return true
+		}
+	case "✕"[0]: // jest, vitest: ✕, ✗ and ● share their first byte
+		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") {
+			return true
+		}
+	case "×"[0]:
+		if strings.HasPrefix(lt, "× ") {
+			return true
+		}
+	case 'r':
+		if strings.HasPrefix(lt, "rspec ./") {
+			return true
+		}
+	case 't': // sympy bin/test
+		if strings.HasPrefix(lt, "test_") && (strings.HasSuffix(lt, " F") || strings.HasSuffix(lt, " E")) {
+			return true
+		}
+	case '_': // sympy bin/test's report header: "____ sympy/x/tests/test_y.py:test_z ____"
+		if strings.HasPrefix(lt, "___") && isPathTestID(ruleTitle(lt, '_')) {
+			return true
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if isNumberedFailure(lt) { // mocha, rspec, phpunit
+			return true
+		}
+	}
+	switch t[len(t)-1] {
+	case 'L', 'R', 'D':
+		return strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED") || // unittest -v, cargo
+			(strings.HasSuffix(t, " FAILED") || strings.HasSuffix(t, " ERROR")) && strings.Contains(t, "::") // pytest -v
 	}
 	return false
 }
