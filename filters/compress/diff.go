@@ -163,23 +163,40 @@ func diffPath(l string) string {
 
 // isDiffHeader matches the per-file header lines of unified and git diffs.
 func isDiffHeader(l string) bool {
-	if l == "" || !diffHeaderFirst[l[0]] {
-		return false // most lines start with none of the prefixes' bytes
+	if l == "" {
+		return false
 	}
-	for _, pre := range [...]string{
-		"diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
-		"similarity index", "dissimilarity index", "rename from", "rename to", "copy from", "copy to",
-		"Binary files ", "GIT binary patch", "Only in ",
-	} {
-		if strings.HasPrefix(l, pre) {
-			return true
-		}
+	// One switch on the first byte picks the few prefixes that can match:
+	// a listing's paths start with these letters as often as a diff's
+	// headers do (detection asks every line, issue 23).
+	switch l[0] {
+	case 'd':
+		return strings.HasPrefix(l, "diff ") || strings.HasPrefix(l, "deleted file mode") || strings.HasPrefix(l, "dissimilarity index")
+	case '-':
+		return strings.HasPrefix(l, "--- ")
+	case '+':
+		return strings.HasPrefix(l, "+++ ")
+	case 'i':
+		return strings.HasPrefix(l, "index ")
+	case 'n':
+		return strings.HasPrefix(l, "new file mode") || strings.HasPrefix(l, "new mode")
+	case 'o':
+		return strings.HasPrefix(l, "old mode")
+	case 's':
+		return strings.HasPrefix(l, "similarity index")
+	case 'r':
+		return strings.HasPrefix(l, "rename from") || strings.HasPrefix(l, "rename to")
+	case 'c':
+		return strings.HasPrefix(l, "copy from") || strings.HasPrefix(l, "copy to")
+	case 'B':
+		return strings.HasPrefix(l, "Binary files ")
+	case 'G':
+		return strings.HasPrefix(l, "GIT binary patch")
+	case 'O':
+		return strings.HasPrefix(l, "Only in ")
 	}
 	return false
 }
-
-// diffHeaderFirst are the first bytes of isDiffHeader's prefixes.
-var diffHeaderFirst = setOf("d-+inosrcBGO")
 
 // hunkCounts reads "@@ -a,b +c,d @@" and returns b and d (1 when omitted).
 // For a combined diff ("@@@ -a,b -c,d +e,f @@@") it returns the first old

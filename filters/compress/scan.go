@@ -171,13 +171,19 @@ func (s *scanStats) line(l string, ansi bool) {
 			return
 		}
 	}
-	switch {
-	case strings.HasPrefix(l, "{\"") && strings.Contains(l, "\"Action\":\""):
-		s.goJSON++
-		return
-	case strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "diff -"):
-		s.diffGit++
-		return
+	if l != "" {
+		switch l[0] {
+		case '{':
+			if strings.HasPrefix(l, "{\"") && strings.Contains(l, "\"Action\":\"") {
+				s.goJSON++
+				return
+			}
+		case 'd':
+			if strings.HasPrefix(l, "diff -") { // "diff --git a/x b/x" too
+				s.diffGit++
+				return
+			}
+		}
 	}
 	want := s.want
 	if want == 0 {
