@@ -109,6 +109,9 @@ type plan struct {
 	// (its test id) instead of being dropped.
 	mustRank int32
 	mustCut  int
+	// typeCuts: the must-keep lines cut after the exception type their
+	// reason names, not after the test id (planTypeCuts), and where.
+	typeCuts map[int32]int32
 	// preface is a line written before everything else when the output is
 	// compressed (a diff's per-file counts), reckoned in the budget.
 	preface string
@@ -513,6 +516,7 @@ func (p *plan) planMustCut() {
 	}
 	if !fits(lo) {
 		p.mustCut = lo
+		p.planTypeCuts()
 		return
 	}
 	for lo < hi {
@@ -524,6 +528,38 @@ func (p *plan) planMustCut() {
 		}
 	}
 	p.mustCut = lo
+	p.planTypeCuts()
+}
+
+// planTypeCuts marks, among the must-keep lines cut at pytest's " - ",
+// the first line of each exception type its reason names
+// (AssertionError, a project's own GitServiceError): that line is cut
+// after the type instead of after the id, when the cut reaches past it.
+// The kind of each failure is news once, as rankErrorsFromBothEnds keeps
+// the first error line of each type; 300 failures of one kind repeat it
+// only once.
+func (p *plan) planTypeCuts() {
+	var seen map[string]bool
+	for i, l := range p.allLines() {
+		if !p.must(i) || p.cls[i].rank == 0 || strings.HasPrefix(l, "{") {
+			continue
+		}
+		d := strings.Index(l, " - ")
+		if d <= 0 || d >= p.mustCut {
+			continue
+		}
+		x := leadingExceptionEnd(l[d+3:])
+		if x == 0 || d+3+x > p.mustCut || d+3+x < idEnd(l) {
+			continue
+		}
+		if typ := l[d+3 : d+3+x]; !seen[typ] {
+			if seen == nil {
+				seen, p.typeCuts = map[string]bool{}, map[int32]int32{}
+			}
+			seen[typ] = true
+			p.typeCuts[int32(i)] = int32(d + 3 + x)
+		}
+	}
 }
 
 // idEnd returns where the second word of a line ends ("FAILED <id>",
@@ -562,13 +598,9 @@ func (p *plan) cutMust(i int) string {
 		return p.cutLong(s)
 	}
 	if d := strings.Index(s, " - "); d > 0 && d < cut {
-		// pytest's reason after the id: its exception type says what
-		// kind of failure this was (AssertionError, a project's own
-		// GitServiceError) and stays when the cut reaches past it.
-		if x := leadingExceptionEnd(s[d+3:]); x > 0 && d+3+x <= cut {
-			cut = d + 3 + x
-		} else {
-			cut = d
+		cut = d
+		if e, ok := p.typeCuts[int32(i)]; ok {
+			cut = int(e) // through the reason's exception type (planMustCut)
 		}
 	}
 	cut = max(cut, idEnd(s)) // never inside the test id itself
