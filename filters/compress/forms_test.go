@@ -915,3 +915,30 @@ func TestFrameListsAcrossSizes(t *testing.T) {
 		t.Errorf("%d lists, %d of them partial: the cases do not reach the lists", lists, partial)
 	}
 }
+
+// TestSkippedCriticalLinesComeFirst: when critical lines overflow what
+// they may take (critCap), the quarter of the aim the rest then gets goes
+// first to the critical lines left out, in their order, and only then to
+// lower tiers. On a real `ruff; ty; pytest` run of Claude Code (committed
+// session, tuning set) at 4x, ty's error line was dropped while the
+// location line under it was kept.
+func TestSkippedCriticalLinesComeFirst(t *testing.T) {
+	const id = "claude-code-wakil__31220796-c12c-421a-a517-dfdbfd9db770#toolu_01F5mFBnAAhm2FW7C6kgqkG7"
+	for _, r := range loadHeldOutSessions(t) {
+		if r.ID != id {
+			continue
+		}
+		out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(r.Output, r.hint())
+		for _, want := range []string{
+			"error[unresolved-attribute]: Object of type `LandingContext` has no attribute `original_branch`",
+			"tests/unit/test_git_service.py:135", // kept, or named by the marker
+			"9 failed, 624 passed, 62 deselected in 38.22s",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("lost %q:\n%s", want, out)
+			}
+		}
+		return
+	}
+	t.Fatalf("%s is not in the committed sessions", id)
+}

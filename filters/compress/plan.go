@@ -657,17 +657,30 @@ func (p *plan) selectGreedy() {
 	limit := p.critCap
 	reserve, listCost := p.locationListReserve()
 	prev := tierCritical // the tier of the line before in order
+	var skipped []int32  // critical lines critCap left out, in their order
 	for k, key := range order {
 		i := int(uint32(key))
 		if p.cls[i].tier != tierCritical && (k == 0 || prev == tierCritical) {
 			// The critical lines are in: the rest gets the aim, or a
 			// quarter of it beyond the critical lines when they took more.
 			limit = max(p.budget, used+p.budget/4) - reserve
+			// That room goes to the critical lines critCap left out
+			// first: an error line outranks the location line under it.
+			for _, j32 := range skipped {
+				j := int(j32)
+				if cost := p.lineCost(j) + p.gapDelta(j)*p.markCost; used+cost <= limit {
+					p.cls[j].keep = true
+					used += cost
+				}
+			}
+			skipped = nil
 		}
 		prev = p.cls[i].tier
 		cost := p.lineCost(i) + p.gapDelta(i)*p.markCost
 		if used+cost > limit && !p.must(i) {
-			if p.cls[i].tier != tierCritical {
+			if p.cls[i].tier == tierCritical {
+				skipped = append(skipped, int32(i))
+			} else {
 				// A few smaller lines may still fit; stop once it is clear
 				// nothing more will.
 				misses++
