@@ -195,10 +195,15 @@ func isSummaryLine(l string) bool {
 			return true
 		}
 	}
-	// mocha: "12 passing (3s)", "2 failing", "1 pending".
+	// mocha: "12 passing (3s)", "2 failing", "1 pending"; bun test's
+	// counts, a line each: "12 pass", "1 fail", "2 skip", "1 error".
 	if d := digits(t); d > 0 && d < len(t) {
 		rest := t[d:]
 		if strings.HasPrefix(rest, " passing") || strings.HasPrefix(rest, " failing") || strings.HasPrefix(rest, " pending") {
+			return true
+		}
+		switch rest {
+		case " pass", " fail", " skip", " todo", " error", " errors":
 			return true
 		}
 	}
@@ -370,6 +375,10 @@ func isFailingTest(l string) bool {
 		if isNumberedFailure(lt) { // mocha, rspec, phpunit
 			return true
 		}
+	case '(': // bun test, its output not a terminal: "(fail) cart > sums [0.29ms]"
+		if strings.HasPrefix(lt, "(fail) ") {
+			return true
+		}
 	}
 	switch t[len(t)-1] {
 	case 'L', 'R', 'D':
@@ -463,6 +472,10 @@ func isPassingTest(l string) bool {
 		}
 	case '?':
 		if strings.HasPrefix(l, "?   \t") && strings.HasSuffix(t, "[no test files]") {
+			return true
+		}
+	case '(': // bun test: "(pass) cart > sums [0.12ms]", "(skip) …", "(todo) …"
+		if strings.HasPrefix(lt, "(pass) ") || strings.HasPrefix(lt, "(skip) ") || strings.HasPrefix(lt, "(todo) ") {
 			return true
 		}
 	}

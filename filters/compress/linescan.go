@@ -179,9 +179,9 @@ func (s lineScan) mayBeExitNotice() bool {
 // start (trimmed) or end with; passFirst and passLast the same for
 // isPassingTest.
 var (
-	failFirst = setOf("FE-rt_0123456789")
+	failFirst = setOf("FE-rt_0123456789(")
 	failLast  = setOf("LRD")
-	passFirst = setOf("PSX-=tA?")
+	passFirst = setOf("PSX-=tA?(")
 	passLast  = setOf("kdeDL")
 )
 

@@ -179,6 +179,23 @@ var runnerCases = []runnerCase{
 		},
 		keep: []string{"1) Tests\\CartTest::testCouponIsApplied", "FAILURES!", "Tests: 630, Assertions: 1260, Failures: 1.", "/app/tests/CartTest.php:27"},
 	},
+	{
+		// bun test writes "(pass)"/"(fail)" when its output is not a
+		// terminal, as under an agent's shell tool, and its counts a line
+		// each.
+		name: "bun test", cmd: "bun test src/",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("bun test v1.2.19 (aad3abea)\n\nsrc/cart.test.ts:\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "(pass) cart > line total > case %03d [0.%02dms]\n", i, i%97)
+				if i == pass/3 {
+					b.WriteString("21 |     expect(total(cart)).toBe(90);\n                               ^\nerror: expect(received).toBe(expected)\n\nExpected: 90\nReceived: 100\n\n      at <anonymous> (/repo/src/cart.test.ts:21:31)\n(fail) cart > total > applies the coupon [0.31ms]\n")
+				}
+			}
+			fmt.Fprintf(b, "\n %d pass\n 1 fail\n %d expect() calls\nRan %d tests across 1 file. [412.00ms]\n", pass, pass+1, pass+1)
+		},
+		keep: []string{"(fail) cart > total > applies the coupon [0.31ms]", " 1 fail", "600 pass", "Ran 601 tests across 1 file.", "error: expect(received).toBe(expected)"},
+	},
 }
 
 // TestRunnerFormats holds failing ids, counts and the summary line of
