@@ -206,6 +206,9 @@ func isSummaryLine(l string) bool {
 		case " pass", " fail", " skip", " todo", " error", " errors":
 			return true
 		}
+		if isExUnitSummary(t) {
+			return true
+		}
 	}
 	return isExitNotice(t)
 }
@@ -235,6 +238,33 @@ func isPytestQuietSummary(t string) bool {
 	}
 	k := strings.LastIndex(t, " in ")
 	return k > 0 && (strings.HasSuffix(t, "s") || strings.HasSuffix(t, ")") && isClockSuffix(t[k:]))
+}
+
+// isExUnitSummary matches the count line of Elixir's ExUnit (`mix test`):
+// "5 tests, 1 failure", "14 doctests, 297 tests, 0 failures, 2 excluded",
+// "3 properties, 10 tests, 0 failures": counted items separated by ", ",
+// one of them the failures.
+func isExUnitSummary(t string) bool {
+	if len(t) > 200 {
+		return false
+	}
+	failures, tests := false, false
+	for item := range strings.SplitSeq(t, ", ") {
+		d := digits(item)
+		if d == 0 || d >= len(item) || item[d] != ' ' {
+			return false
+		}
+		switch item[d+1:] {
+		case "failure", "failures":
+			failures = true
+		case "test", "tests", "doctest", "doctests", "property", "properties", "feature", "features":
+			tests = true
+		case "excluded", "skipped", "invalid":
+		default:
+			return false
+		}
+	}
+	return failures && tests
 }
 
 // isClockSuffix matches the end of a pytest summary that ran a minute or

@@ -180,6 +180,21 @@ var runnerCases = []runnerCase{
 		keep: []string{"1) Tests\\CartTest::testCouponIsApplied", "FAILURES!", "Tests: 630, Assertions: 1260, Failures: 1.", "/app/tests/CartTest.php:27"},
 	},
 	{
+		// ExUnit (mix test): a dot per passing test, numbered failure
+		// reports, and the counts on one line. The command is not named
+		// (a background task's output read back), so the content decides.
+		name: "mix test", cmd: "",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("==> spotter\nCompiling 78 files (.ex)\nGenerated spotter app\nRunning ExUnit with seed: 66112, max_cases: 32\n\n")
+			for i := 0; i < pass/60; i++ {
+				b.WriteString(strings.Repeat(".", 60) + "\n")
+			}
+			b.WriteString("\n  1) test mount renders project review page (SpotterWeb.ProjectReviewLiveTest)\n     test/spotter_web/live/project_review_live_test.exs:42\n     ** (MatchError) no match of right hand side value: {:error, :not_found}\n     code: {:ok, view, _html} = live(conn, ~p\"/projects/1/review\")\n     stacktrace:\n       test/spotter_web/live/project_review_live_test.exs:44: (test)\n\n")
+			fmt.Fprintf(b, "Finished in 0.9 seconds (0.00s async, 0.9s sync)\n14 doctests, %d tests, 1 failure\n", pass)
+		},
+		keep: []string{"1) test mount renders project review page (SpotterWeb.ProjectReviewLiveTest)", "14 doctests, 600 tests, 1 failure"},
+	},
+	{
 		// bun test writes "(pass)"/"(fail)" when its output is not a
 		// terminal, as under an agent's shell tool, and its counts a line
 		// each.

@@ -229,7 +229,10 @@ func (s *scanStats) line(l string, ansi bool) {
 // testLine counts the test signals of a line (t is l without its
 // indentation).
 func (s *scanStats) testLine(l, t string, sc lineScan) {
-	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") {
+	// Summaries and the banners that open a run: pytest's session, cargo's
+	// "running 12 tests", ExUnit's "Running ExUnit with seed: 1, max_cases: 8".
+	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") ||
+		sc.startsWith('R') && strings.HasPrefix(t, "Running ExUnit with seed: ") {
 		s.testStrong++
 	}
 	if sc.mayBeFailingTest() && isFailingTest(l) || sc.mayBePassingTest(l) && isPassingTest(l) {
