@@ -154,10 +154,15 @@ func isSummaryLine(l string) bool {
 		return strings.HasPrefix(ruleTitle(t, '!'), "Interrupted: ")
 	}
 	if !summaryStart[t[0]] {
-		// Every pattern below but two starts with one of summaryStart's
+		// Every pattern below but three starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests
 		// (the classifier's hottest predicate, issue 14).
-		return strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") && strings.Contains(t, " failure") || isExitNotice(t)
+		return strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") && strings.Contains(t, " failure") || isExitNotice(t) ||
+			t[0] == "ℹ"[0] && isNodeTestCount(t)
+	}
+	// Deno: "ok | 2 passed | 0 failed (5ms)", "FAILED | 1 passed | 1 failed (12ms)".
+	if (strings.HasPrefix(t, "ok | ") || strings.HasPrefix(t, "FAILED | ")) && strings.Contains(t, " passed | ") {
+		return true
 	}
 	switch {
 	case strings.HasPrefix(t, "Ran ") && strings.Contains(t, " test"): // unittest
@@ -238,6 +243,17 @@ func isPytestQuietSummary(t string) bool {
 	}
 	k := strings.LastIndex(t, " in ")
 	return k > 0 && (strings.HasSuffix(t, "s") || strings.HasSuffix(t, ")") && isClockSuffix(t[k:]))
+}
+
+// isNodeTestCount matches the counts node:test's spec reporter ends with,
+// a line each: "ℹ tests 12", "ℹ pass 11", "ℹ fail 1".
+func isNodeTestCount(t string) bool {
+	for _, p := range [...]string{"ℹ tests ", "ℹ pass ", "ℹ fail "} {
+		if rest, ok := strings.CutPrefix(t, p); ok {
+			return rest != "" && digits(rest) == len(rest)
+		}
+	}
+	return false
 }
 
 // isExUnitSummary matches the count line of Elixir's ExUnit (`mix test`):
@@ -381,8 +397,8 @@ func isFailingTest(l string) bool {
 		if strings.HasPrefix(lt, "--- FAIL: ") { // go
 			return true
 		}
-	case "✕"[0]: // jest, vitest: ✕, ✗ and ● share their first byte
-		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") {
+	case "✕"[0]: // jest, vitest: ✕, ✗ and ● share their first byte; node:test's spec reporter ✖
+		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") || strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" {
 			return true
 		}
 	case "×"[0]:
@@ -414,6 +430,30 @@ func isFailingTest(l string) bool {
 	case 'L', 'R', 'D':
 		return strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED") || // unittest -v, cargo
 			(strings.HasSuffix(t, " FAILED") || strings.HasSuffix(t, " ERROR")) && strings.Contains(t, "::") // pytest -v
+	case ')': // Deno: "sub ... FAILED (1ms)"
+		return hasTimedResult(t, " ... FAILED (")
+	}
+	return false
+}
+
+// hasTimedResult reports whether t ends in word and a duration, as Deno
+// writes a test's result: "add ... ok (2ms)", "sub ... FAILED (1s)".
+func hasTimedResult(t, word string) bool {
+	k := strings.LastIndex(t, word)
+	if k <= 0 {
+		return false
+	}
+	d := t[k+len(word) : len(t)-1]
+	n := digits(d)
+	if n == 0 {
+		return false
+	}
+	if d[n:] != "" && d[n] == '.' {
+		n += 1 + digits(d[n+1:])
+	}
+	switch d[n:] {
+	case "ms", "s", "µs":
+		return true
 	}
 	return false
 }
@@ -518,6 +558,10 @@ func isPassingTest(l string) bool {
 	case 'D', 'L':
 		if (strings.HasSuffix(t, " PASSED") || strings.HasSuffix(t, " SKIPPED") || strings.HasSuffix(t, " XFAIL")) && strings.Contains(t, "::") {
 			return true // pytest -v, its progress column already stripped
+		}
+	case ')': // Deno: "add ... ok (2ms)", "later ... ignored (0ms)"
+		if hasTimedResult(t, " ... ok (") || hasTimedResult(t, " ... ignored (") {
+			return true
 		}
 	}
 	// unittest: "... skipped 'needs pint'". A byte search for its 'k'

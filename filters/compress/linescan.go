@@ -180,9 +180,9 @@ func (s lineScan) mayBeExitNotice() bool {
 // isPassingTest.
 var (
 	failFirst = setOf("FE-rt_0123456789(")
-	failLast  = setOf("LRD")
+	failLast  = setOf("LRD)")
 	passFirst = setOf("PSX-=tA?(")
-	passLast  = setOf("kdeDL")
+	passLast  = setOf("kdeDL)")
 )
 
 // mayBeFailingTest gates isFailingTest. A pytest progress column ("[ 42%]")

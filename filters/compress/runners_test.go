@@ -195,6 +195,35 @@ var runnerCases = []runnerCase{
 		keep: []string{"1) test mount renders project review page (SpotterWeb.ProjectReviewLiveTest)", "14 doctests, 600 tests, 1 failure"},
 	},
 	{
+		// node:test's spec reporter (Node 20 and later): ✔/✖ per test,
+		// the counts a line each after "ℹ", the failures listed again.
+		name: "node --test", cmd: "node --test",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "✔ cart line total case %03d (0.%03dms)\n", i, i)
+				if i == pass/3 {
+					b.WriteString("✖ cart total applies the coupon (1.204ms)\n  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n  100 !== 90\n\n      at TestContext.<anonymous> (file:///repo/test/cart.test.js:21:10)\n")
+				}
+			}
+			fmt.Fprintf(b, "ℹ tests %d\nℹ suites 0\nℹ pass %d\nℹ fail 1\nℹ cancelled 0\nℹ skipped 0\nℹ todo 0\nℹ duration_ms 412.5\n\n✖ failing tests:\n\ntest at file:///repo/test/cart.test.js:19:1\n✖ cart total applies the coupon (1.204ms)\n  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n", pass+1, pass)
+		},
+		keep: []string{"✖ cart total applies the coupon (1.204ms)", "ℹ tests 601", "ℹ pass 600", "ℹ fail 1"},
+	},
+	{
+		name: "deno test", cmd: "deno test",
+		gen: func(b *strings.Builder, pass int) {
+			b.WriteString("running 601 tests from ./cart_test.ts\n")
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "line total case %03d ... ok (%dms)\n", i, i%9)
+				if i == pass/3 {
+					b.WriteString("applies the coupon ... FAILED (1ms)\n")
+				}
+			}
+			fmt.Fprintf(b, "\n ERRORS \n\napplies the coupon => ./cart_test.ts:19:6\nerror: AssertionError: Values are not equal.\n\n    [Diff] Actual / Expected\n\n-   100\n+   90\n\n FAILURES \n\napplies the coupon => ./cart_test.ts:19:6\n\nFAILED | %d passed | 1 failed (412ms)\n\nerror: Test failed\n", pass)
+		},
+		keep: []string{"applies the coupon ... FAILED (1ms)", "FAILED | 600 passed | 1 failed (412ms)", "error: AssertionError: Values are not equal."},
+	},
+	{
 		// bun test writes "(pass)"/"(fail)" when its output is not a
 		// terminal, as under an agent's shell tool, and its counts a line
 		// each.

@@ -230,8 +230,10 @@ func (s *scanStats) line(l string, ansi bool) {
 // indentation).
 func (s *scanStats) testLine(l, t string, sc lineScan) {
 	// Summaries and the banners that open a run: pytest's session, cargo's
-	// "running 12 tests", ExUnit's "Running ExUnit with seed: 1, max_cases: 8".
-	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" || strings.HasPrefix(t, "running ") && strings.HasSuffix(t, " tests") ||
+	// "running 12 tests", Deno's "running 2 tests from ./a_test.ts",
+	// ExUnit's "Running ExUnit with seed: 1, max_cases: 8".
+	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" ||
+		strings.HasPrefix(t, "running ") && (strings.HasSuffix(t, " tests") || strings.Contains(t, " tests from ") || strings.Contains(t, " test from ")) ||
 		sc.startsWith('R') && strings.HasPrefix(t, "Running ExUnit with seed: ") {
 		s.testStrong++
 	}
