@@ -600,7 +600,7 @@ func (p *plan) cutMust(i int) string {
 	if d := strings.Index(s, " - "); d > 0 && d < cut {
 		cut = d
 		if e, ok := p.typeCuts[int32(i)]; ok {
-			cut = int(e) // through the reason's exception type (planMustCut)
+			cut = int(e) // through the reason's exception type (planTypeCuts)
 		}
 	}
 	cut = max(cut, idEnd(s)) // never inside the test id itself
