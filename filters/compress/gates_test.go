@@ -85,6 +85,13 @@ func checkGates(t *testing.T, l string) {
 	if got, want := isPassingTest(l), isPassingTestOld(l); got != want {
 		t.Errorf("isPassingTest(%q) = %v, want %v", l, got, want)
 	}
+	if tr := trimRight(l); strings.HasSuffix(tr, ")") {
+		for _, w := range [...]string{" ... ok (", " ... ignored (", " ... FAILED ("} {
+			if got, want := hasTimedResult(tr, w), hasTimedResultOld(tr, w); got != want {
+				t.Errorf("hasTimedResult(%q, %q) = %v, want %v", tr, w, got, want)
+			}
+		}
+	}
 	if got, want := hasTimestamp(l), hasTimestampOld(l); got != want {
 		t.Errorf("hasTimestamp(%q) = %v, want %v", l, got, want)
 	}
@@ -106,7 +113,7 @@ func TestLineGates(t *testing.T) {
 		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
 		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
 		"make: *** [x] Error 2", "3 examples, 1 failure", "test_x ... ok", "x ... skipped 'no'",
-		"tests/a.py::t PASSED [ 50%]", "PASSED a", "  PASSED a", "SKIPPED a", "XFAIL a", "XPASS a", "--- SKIP: T", "=== RUN T", "=== PAUSE T", "=== CONT T", "=== NAME T", "✓ a", "√ a", "✔ a", "PASS src/a.test.ts", "PASS a", "test_a ok", "test_a f", "  test_a s", "Applying a... OK", "x ... expected failure", "x ... ignored", "a::b SKIPPED", "a::b XFAIL", "a XFAIL", "x ... ok", "✖ fails (1.2ms)", "✖ failing tests:", "ℹ tests 12", "ℹ pass 11", "ℹ fail 1", "ℹ fail", "ℹ fail x", "ℹ suites 0", "sub ... FAILED (1ms)", "add ... ok (2ms)", "a ... ok (1.5s)", "b ... ignored (0ms)", "c ... ok (soon)", "d ... FAILED ()", "ok | 2 passed | 0 failed (5ms)", "FAILED | 1 passed | 1 failed (12ms)", "running 2 tests from ./main_test.ts", "5 tests, 1 failure", "14 doctests, 297 tests, 0 failures, 2 excluded", "3 properties, 10 tests, 0 failures", "5 tests, 1 failure and more", "5 failures", "1 test", "Running ExUnit with seed: 1, max_cases: 8", "(fail) cart > sums [0.29ms]", "  (pass) a [1ms]", "(skip) a", "(todo) a", "(fail)x", " 12 pass", "1 fail", "2 skip", "1 error", "3 errors", "1 fails", "diff --git a b", "deleted file mode 1", "dissimilarity index 9", "--- a", "+++ b", "index 1..2", "new file mode 1", "new mode 1", "old mode 1", "similarity index 9", "rename from a", "rename to b", "copy from a", "copy to b", "Binary files a", "GIT binary patch", "Only in a", "FAILED (failures=1)", "FAILED (x) ... FAIL", "ERROR  x", "ERROR x", "FAIL: t (a.B)", "ERROR: t (a.B)", "FAIL src/a.test.ts", "FAIL  a > b", "FAIL x", "× a", "✗ a", "● a", "rspec ./a_spec.rb:3", "test_a F", "test_a E", "___ x.py:test_a ___", "___ x ... FAIL", "1) a", "12) Cart", "t ... FAIL", "t ... ERROR", "test a ... FAILED", "a::b FAILED", "a::b ERROR", "a ERROR", "  FAILED x", "\u00a0", " \u0085 ", "\u3000x", "\v\f\r", " \xff", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
+		"tests/a.py::t PASSED [ 50%]", "PASSED a", "  PASSED a", "SKIPPED a", "XFAIL a", "XPASS a", "--- SKIP: T", "=== RUN T", "=== PAUSE T", "=== CONT T", "=== NAME T", "✓ a", "√ a", "✔ a", "PASS src/a.test.ts", "PASS a", "test_a ok", "test_a f", "  test_a s", "Applying a... OK", "x ... expected failure", "x ... ignored", "a::b SKIPPED", "a::b XFAIL", "a XFAIL", "x ... ok", "✖ fails (1.2ms)", "✖ failing tests:", "ℹ tests 12", "ℹ pass 11", "ℹ fail 1", "ℹ fail", "ℹ fail x", "ℹ suites 0", "sub ... FAILED (1ms)", "add ... ok (2ms)", " ... ok (2ms)", "a ... ok (b (2ms)", "a ... ok (2ms) (3ms)", "x(1ms)", "(2ms)", "a ... ok (1.5s)", "b ... ignored (0ms)", "c ... ok (soon)", "d ... FAILED ()", "ok | 2 passed | 0 failed (5ms)", "FAILED | 1 passed | 1 failed (12ms)", "running 2 tests from ./main_test.ts", "5 tests, 1 failure", "14 doctests, 297 tests, 0 failures, 2 excluded", "3 properties, 10 tests, 0 failures", "5 tests, 1 failure and more", "5 failures", "1 test", "Running ExUnit with seed: 1, max_cases: 8", "(fail) cart > sums [0.29ms]", "  (pass) a [1ms]", "(skip) a", "(todo) a", "(fail)x", " 12 pass", "1 fail", "2 skip", "1 error", "3 errors", "1 fails", "diff --git a b", "deleted file mode 1", "dissimilarity index 9", "--- a", "+++ b", "index 1..2", "new file mode 1", "new mode 1", "old mode 1", "similarity index 9", "rename from a", "rename to b", "copy from a", "copy to b", "Binary files a", "GIT binary patch", "Only in a", "FAILED (failures=1)", "FAILED (x) ... FAIL", "ERROR  x", "ERROR x", "FAIL: t (a.B)", "ERROR: t (a.B)", "FAIL src/a.test.ts", "FAIL  a > b", "FAIL x", "× a", "✗ a", "● a", "rspec ./a_spec.rb:3", "test_a F", "test_a E", "___ x.py:test_a ___", "___ x ... FAIL", "1) a", "12) Cart", "t ... FAIL", "t ... ERROR", "test a ... FAILED", "a::b FAILED", "a::b ERROR", "a ERROR", "  FAILED x", "\u00a0", " \u0085 ", "\u3000x", "\v\f\r", " \xff", "tests/a.py::t FAILED [ 50%]", "?   \tpkg\t[no test files]",
 		"\rFAILED x", "\u00a0FAILED x", "✕ sums", "<testcase name=\"x\"/>", "[... 3 lines omitted ...]",
 		"The above exception was the direct cause", "Caused by: x", "1) Cart sums", "", " ", "\t",
 		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
@@ -208,6 +215,28 @@ func isPassingTestOld(l string) bool {
 	case strings.HasPrefix(lt, "(pass) ") || strings.HasPrefix(lt, "(skip) ") || strings.HasPrefix(lt, "(todo) "): // bun test (added with the switch)
 		return true
 	case strings.HasSuffix(t, ")") && (hasTimedResult(t, " ... ok (") || hasTimedResult(t, " ... ignored (")): // Deno (added with the switch)
+		return true
+	}
+	return false
+}
+
+// hasTimedResultOld is hasTimedResult as it was before it read the
+// duration first.
+func hasTimedResultOld(t, word string) bool {
+	k := strings.LastIndex(t, word)
+	if k <= 0 {
+		return false
+	}
+	d := t[k+len(word) : len(t)-1]
+	n := digits(d)
+	if n == 0 {
+		return false
+	}
+	if d[n:] != "" && d[n] == '.' {
+		n += 1 + digits(d[n+1:])
+	}
+	switch d[n:] {
+	case "ms", "s", "µs":
 		return true
 	}
 	return false
