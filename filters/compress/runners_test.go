@@ -18,8 +18,10 @@ type runnerCase struct {
 }
 
 // runnerCases follow the formats the runners document and print (pytest
-// -v/-q/-rA, unittest -v, go test -v, jest, vitest, cargo test, mocha spec
-// reporter, rspec, PHPUnit).
+// -v/-q/-rA, unittest -v, go test -v, go test -race's report, a panicking
+// Go test, a Go package that does not build, gotestsum, jest, vitest, cargo
+// test, mocha spec reporter, rspec, PHPUnit, mix test, node --test, deno
+// test, bun test).
 var runnerCases = []runnerCase{
 	{
 		name: "pytest -v with progress", cmd: "pytest -v tests/",
@@ -92,6 +94,72 @@ var runnerCases = []runnerCase{
 			b.WriteString("--- FAIL: TestRoute (0.02s)\nFAIL\nFAIL\texample.com/router\t0.031s\nok  \texample.com/router/internal\t0.004s\n")
 		},
 		keep: []string{"--- FAIL: TestRoute/trailing_slash", "--- FAIL: TestRoute (0.02s)", "FAIL\texample.com/router\t0.031s", "router_test.go:41: got 404, want 200"},
+	},
+	{
+		// The race detector's report (go test -race): two stacks with
+		// their file:line frames, then the test failed for it.
+		name: "go test -race", cmd: "go test -race -v ./cache/",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "=== RUN   TestCache/get_%03d\n--- PASS: TestCache/get_%03d (0.00s)\n", i, i)
+				if i == pass/2 {
+					b.WriteString("=== RUN   TestConcurrentPut\n==================\nWARNING: DATA RACE\nWrite at 0x00c0000a4010 by goroutine 8:\n  example.com/cache.(*Cache).Put()\n      /home/dev/cache/cache.go:42 +0x64\n  example.com/cache.TestConcurrentPut.func1()\n      /home/dev/cache/cache_test.go:18 +0x44\n\nPrevious read at 0x00c0000a4010 by goroutine 7:\n  example.com/cache.(*Cache).Get()\n      /home/dev/cache/cache.go:30 +0x3a\n  example.com/cache.TestConcurrentPut()\n      /home/dev/cache/cache_test.go:21 +0x11c\n\nGoroutine 8 (running) created at:\n  example.com/cache.TestConcurrentPut()\n      /home/dev/cache/cache_test.go:16 +0x9c\n  testing.tRunner()\n      /usr/local/go/src/testing/testing.go:1792 +0x225\n==================\n    testing.go:1490: race detected during execution of test\n--- FAIL: TestConcurrentPut (0.00s)\n")
+				}
+			}
+			b.WriteString("FAIL\nFAIL\texample.com/cache\t1.021s\nFAIL\n")
+		},
+		keep: []string{"WARNING: DATA RACE", "--- FAIL: TestConcurrentPut (0.00s)", "race detected during execution of test", "/home/dev/cache/cache.go:42", "FAIL\texample.com/cache\t1.021s"},
+	},
+	{
+		// A test that panics: go test prints the panic, "[recovered]",
+		// and the goroutine's stack; the package fails, the others pass.
+		name: "go test panic", cmd: "go test -v ./...",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "=== RUN   TestEncode/case_%03d\n--- PASS: TestEncode/case_%03d (0.00s)\n", i, i)
+				if i%100 == 99 {
+					fmt.Fprintf(b, "PASS\nok  \texample.com/svc/pkg%03d\t0.%03ds\n", i/100, i)
+				}
+				if i == pass/2 {
+					b.WriteString("=== RUN   TestParseHeader\n--- FAIL: TestParseHeader (0.00s)\npanic: runtime error: index out of range [3] with length 3 [recovered]\n\tpanic: runtime error: index out of range [3] with length 3\n\ngoroutine 21 [running]:\ntesting.tRunner.func1.2({0x6d3e60, 0xc000018150})\n\t/usr/local/go/src/testing/testing.go:1734 +0x21c\ntesting.tRunner.func1()\n\t/usr/local/go/src/testing/testing.go:1737 +0x35e\npanic({0x6d3e60?, 0xc000018150?})\n\t/usr/local/go/src/runtime/panic.go:787 +0x132\nexample.com/svc/parse.Header(...)\n\t/home/dev/svc/parse/header.go:27\nexample.com/svc/parse.TestParseHeader(0xc000102a80)\n\t/home/dev/svc/parse/header_test.go:14 +0x1d\ntesting.tRunner(0xc000102a80, 0x7431b8)\n\t/usr/local/go/src/testing/testing.go:1792 +0xf4\ncreated by testing.(*T).Run in goroutine 1\n\t/usr/local/go/src/testing/testing.go:1851 +0x413\nFAIL\texample.com/svc/parse\t0.012s\n")
+				}
+			}
+			b.WriteString("FAIL\n")
+		},
+		keep: []string{"--- FAIL: TestParseHeader (0.00s)", "panic: runtime error: index out of range [3] with length 3 [recovered]", "/home/dev/svc/parse/header.go:27", "FAIL\texample.com/svc/parse\t0.012s"},
+	},
+	{
+		// A package that does not build while the others' tests run: the
+		// compiler's errors under "# pkg", then "[build failed]".
+		name: "go test build failure", cmd: "go test -v ./...",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "=== RUN   TestEncode/case_%03d\n--- PASS: TestEncode/case_%03d (0.00s)\n", i, i)
+				if i%100 == 99 {
+					fmt.Fprintf(b, "PASS\nok  \texample.com/svc/pkg%03d\t0.%03ds\n", i/100, i)
+				}
+				if i == pass/3 {
+					b.WriteString("# example.com/svc/router [example.com/svc/router.test]\nrouter/router_test.go:12:2: undefined: newRouter\nrouter/router_test.go:30:9: cannot use n (variable of type int) as string value in argument to route\nFAIL\texample.com/svc/router [build failed]\n")
+				}
+			}
+			b.WriteString("FAIL\n")
+		},
+		keep: []string{"router/router_test.go:12:2: undefined: newRouter", "router/router_test.go:30:9: cannot use n (variable of type int) as string value in argument to route", "FAIL\texample.com/svc/router [build failed]"},
+	},
+	{
+		// gotestsum's default format: a line per package, then the
+		// failures again under "=== Failed", and the count.
+		name: "gotestsum", cmd: "gotestsum ./...",
+		gen: func(b *strings.Builder, pass int) {
+			for i := 0; i < pass; i++ {
+				fmt.Fprintf(b, "✓  svc/pkg%03d (%dms)\n", i, 3+i%40)
+				if i == pass/2 {
+					b.WriteString("✖  svc/router (31ms)\n")
+				}
+			}
+			fmt.Fprintf(b, "\n=== Failed\n=== FAIL: svc/router TestRoute/trailing_slash (0.00s)\n    router_test.go:41: got 404, want 200\n    --- FAIL: TestRoute/trailing_slash (0.00s)\n\n=== FAIL: svc/router TestRoute (0.00s)\n\nDONE %d tests, 2 failures in 4.210s\n", pass*3+2)
+		},
+		keep: []string{"=== FAIL: svc/router TestRoute/trailing_slash (0.00s)", "--- FAIL: TestRoute/trailing_slash (0.00s)", "router_test.go:41: got 404, want 200", "DONE 1802 tests, 2 failures in 4.210s"},
 	},
 	{
 		name: "jest", cmd: "npx jest",
