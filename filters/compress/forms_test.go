@@ -487,8 +487,9 @@ func TestSearchNamesHitLocations(t *testing.T) {
 }
 
 // TestErrorLineForms: the failure reports that do not open their line
-// (a tree glyph or a prompt before "fatal:"), and a command's non-zero
-// exit, are error lines; their look-alikes are not.
+// (a tree glyph or a prompt before "fatal:"), a command's non-zero exit,
+// TypeScript's "error TS2322:" and ESLint's "12:5  error  …" are error
+// lines; their look-alikes are not.
 func TestErrorLineForms(t *testing.T) {
 	for _, c := range []struct {
 		line string
@@ -507,6 +508,15 @@ func TestErrorLineForms(t *testing.T) {
 		{"nonfatal: retrying the upload", false},
 		{"prefix_panic: counter", false},
 		{"fatality rate: 3", false},
+		{"src/components/Cart.tsx(12,5): error TS2322: Type 'string' is not assignable to type 'number'.", true},
+		{"src/components/Cart.tsx:12:5 - error TS2322: Type 'string' is not assignable to type 'number'.", true},
+		{"error TS5023: Unknown compiler option 'strictest'.", true},
+		{"  12:5   error    'total' is assigned a value but never used  @typescript-eslint/no-unused-vars", true},
+		{"  30:1   warning  Unexpected console statement                no-console", false},
+		{"12:5 errors were fixed", false},
+		{"10:30 error budget", true},
+		{"the terror TS2 was", false},
+		{"TS2322: Type 'string'", false},
 	} {
 		if got := isErrorLine(c.line); got != c.want {
 			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)

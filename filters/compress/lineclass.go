@@ -721,8 +721,37 @@ func hasErrorPrefix(t string) bool {
 		return strings.HasPrefix(t, "Exception in thread ")
 	case 'e':
 		return strings.HasPrefix(t, "error ")
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return isESLintError(t)
 	}
 	return false
+}
+
+// isESLintError matches a problem line of ESLint's default (stylish)
+// formatter, "12:5  error  'x' is defined but never used  no-unused-vars":
+// line and column, then the severity between runs of spaces.
+func isESLintError(t string) bool {
+	i := digits(t)
+	if i == 0 || i >= len(t) || t[i] != ':' {
+		return false
+	}
+	j := i + 1 + digits(t[i+1:])
+	if j == i+1 || j >= len(t) || t[j] != ' ' {
+		return false
+	}
+	for j < len(t) && t[j] == ' ' {
+		j++
+	}
+	return strings.HasPrefix(t[j:], "error ")
+}
+
+// digitsBefore counts the ASCII digits s ends with.
+func digitsBefore(s string) int {
+	n := 0
+	for n < len(s) && isDigit(s[len(s)-1-n]) {
+		n++
+	}
+	return n
 }
 
 // hasErrorWord reports whether t holds "error:", "Error:", "ERROR:" or
@@ -738,6 +767,11 @@ func hasErrorWord(t string) bool {
 		k += off
 		if k >= 5 {
 			if w := t[k-5 : k]; w == "error" || w == "Error" || w == "ERROR" {
+				return true
+			}
+			// TypeScript's compiler: "src/a.ts(12,5): error TS2322: …"
+			// and, under --pretty, "src/a.ts:12:5 - error TS2322: …".
+			if d := k - digitsBefore(t[:k]); d < k && d >= 8 && t[d-8:d] == "error TS" {
 				return true
 			}
 			// "fatal:" and "panic:" after a prompt or a tree
