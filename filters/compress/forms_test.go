@@ -952,3 +952,49 @@ func TestSkippedCriticalLinesComeFirst(t *testing.T) {
 	}
 	t.Fatalf("%s is not in the committed sessions", id)
 }
+
+// TestParenLocations: TypeScript's compiler (not on a terminal, as under an
+// agent's shell tool) writes a location as "path(line,col)"; it is read as
+// a location, and a compressed tsc run's markers name the errors they
+// omit by path:line, as they do a compiler's "path:line:col".
+func TestParenLocations(t *testing.T) {
+	for _, c := range []struct{ l, path, line string }{
+		{"src/components/Cart.tsx(12,5): error TS2322: Type 'string' is not assignable to type 'number'.", "src/components/Cart.tsx", "12"},
+		{"C:\\app\\Program.cs(41,17): error CS0103: The name 'x' does not exist", "C:\\app\\Program.cs", "41"},
+		{"src/a.ts:3:1 - error TS1005: ';' expected.", "src/a.ts", "3"},
+		{"point(12,5) moved", "", ""},
+		{"call(12,5)", "", ""},
+		{"x.ts(12, 5)", "", ""},
+		{"x.ts(12,5", "", ""},
+		{"  src/a.ts(7,1): error TS1005: ';' expected.", "src/a.ts", "7"},
+		{"see src/a.ts(7,1): error TS1005", "", ""},
+	} {
+		path, line := locationParts(c.l)
+		if path != c.path || line != c.line {
+			t.Errorf("locationParts(%q) = %q, %q; want %q, %q", c.l, path, line, c.path, c.line)
+		}
+		checkGates(t, c.l)
+	}
+	var b strings.Builder
+	for i := 0; i < 120; i++ {
+		fmt.Fprintf(&b, "src/components/Widget%d.tsx(%d,7): error TS2322: Type 'string' is not assignable to type 'number'.\n", i, 30+i)
+	}
+	b.WriteString("\nFound 120 errors in 120 files.\n")
+	text, h := b.String(), bash("npx tsc --noEmit")
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, h)
+	if !strings.Contains(out, "Found 120 errors in 120 files.") {
+		t.Errorf("lost the count:\n%s", out)
+	}
+	named := 0
+	for i := 0; i < 120; i++ {
+		if loc := fmt.Sprintf("src/components/Widget%d.tsx:%d", i, 30+i); strings.Contains(out, loc) {
+			named++
+		}
+	}
+	if named < 15 {
+		t.Errorf("markers name %d omitted errors by path:line, want 15 or more:\n%s", named, out)
+	}
+	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 10}), text, h); err != nil {
+		t.Error(err)
+	}
+}

@@ -935,7 +935,13 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 			}
 		}
 	}
-	if !m.has(':') || !m.has('0') {
+	if !m.has('0') {
+		return "", ""
+	}
+	if !m.has(':') {
+		if m.has('(') && m.has(',') {
+			return parenLocation(l)
+		}
 		return "", ""
 	}
 	for i := 0; i < len(l); i++ {
@@ -961,7 +967,40 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 		}
 		return path, l[i+1 : i+1+d]
 	}
+	if m.has('(') && m.has(',') {
+		return parenLocation(l)
+	}
 	return "", ""
+}
+
+// parenLocation finds the "path(line,col)" form TypeScript's compiler (and
+// MSBuild) opens a line with, "src/cart.ts(12,5): error TS2322: …": the
+// path and the line, or empty parts. Only a line that starts with its path
+// is read, so a line of code costs one byte search.
+func parenLocation(l string) (path, line string) {
+	k := strings.IndexByte(l, '(')
+	if k <= 0 {
+		return "", ""
+	}
+	d := digits(l[k+1:])
+	if d == 0 || k+1+d >= len(l) || l[k+1+d] != ',' {
+		return "", ""
+	}
+	e := digits(l[k+2+d:])
+	if e == 0 || k+2+d+e >= len(l) || l[k+2+d+e] != ')' {
+		return "", ""
+	}
+	start := k
+	for start > 0 && k-start < 512 && isPathByte(l[start-1]) {
+		start--
+	}
+	if c := start - 2; c >= 0 && l[c+1] == ':' && (l[c]|0x20 >= 'a' && l[c]|0x20 <= 'z') {
+		start = c // a Windows drive, "C:\app\Program.cs(41,17)"
+	}
+	if !isBlank(l[:start]) || !hasSourceExt(l[start:k]) {
+		return "", ""
+	}
+	return l[start:k], l[k+1 : k+1+d]
 }
 
 // locationHashIn is the hash of location(l) (locationKey), without

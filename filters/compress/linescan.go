@@ -243,7 +243,7 @@ func (s lineScan) mayBeChainNotice() bool { return !s.plain || chainFirst[s.firs
 func (s lineScan) features(l string) lineFeat {
 	var f lineFeat
 	m := s.bits
-	if m.has('"') && m.has('F') || m.has(':') && m.has('0') { // the caller clears it if locationHashIn fails
+	if m.has('"') && m.has('F') || m.has('0') && (m.has(':') || m.has('(') && m.has(',')) { // the caller clears it if locationHashIn fails
 		f |= featLoc
 	}
 	if (!s.plain || sectionFirst[s.first()]) && isSectionStart(l) {

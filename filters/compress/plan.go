@@ -707,6 +707,12 @@ func (p *plan) selectGreedy() {
 	if used > p.budget {
 		p.listLeft = max(p.listLeft, min(listCost, p.budget))
 	}
+	// Critical lines that did not fit (a compiler's hundred errors past
+	// what critical lines may take) are named by their locations, within
+	// half the aim: where the next edit goes.
+	if c := p.omittedCriticalLocations(); c > 0 {
+		p.listLeft = max(p.listLeft, min(c, p.budget/2))
+	}
 	p.usedBytes = used + p.listLeft
 	p.fillSmallGaps()
 }
@@ -786,6 +792,25 @@ func (p *plan) locationCost(most int) (reserve, all int) {
 		tally.add(locationParts(p.viewLine(k)))
 	}
 	return min(tally.bytes, most), tally.bytes
+}
+
+// omittedCriticalLocations is what listing the distinct locations of the
+// critical lines selection left out would take, counted up to the budget.
+func (p *plan) omittedCriticalLocations() int {
+	var tally locationTally
+	for k, c := range p.cls {
+		if c.tier != tierCritical || c.keep || p.scanned && c.feat&featLoc == 0 {
+			continue
+		}
+		if tally.bytes >= p.budget {
+			break
+		}
+		if tally.seen.m == nil {
+			tally = newLocationTally(len(p.body))
+		}
+		tally.add(locationParts(p.viewLine(k)))
+	}
+	return tally.bytes
 }
 
 // locationTally counts what listing distinct locations takes, each as a
