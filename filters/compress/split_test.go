@@ -73,6 +73,9 @@ var sourceSet = map[string]string{
 	// tunes (test logs, tracebacks and build errors the tuning set lacked).
 	"claude-code-gitsync": "test",   // Claude Code 2.1 native transcripts, entireio/git-sync (Go: go test, go vet, golangci-lint)
 	"claude-code-wakil":   "tuning", // Claude Code 2.1 native transcripts, ebridges/wakil (Python: pytest, ruff, mypy)
+	// Round 9: claude-code-gitsync-b.jsonl.gz holds the 8 git-sync sessions
+	// that did not fit round 8's file; their ids start
+	// "claude-code-gitsync__", so they are measured with it (test).
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
