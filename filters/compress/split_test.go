@@ -75,7 +75,11 @@ var sourceSet = map[string]string{
 	"claude-code-wakil":   "tuning", // Claude Code 2.1 native transcripts, ebridges/wakil (Python: pytest, ruff, mypy)
 	// Round 9: claude-code-gitsync-b.jsonl.gz holds the 8 git-sync sessions
 	// that did not fit round 8's file; their ids start
-	// "claude-code-gitsync__", so they are measured with it (test).
+	// "claude-code-gitsync__", so they are measured with it (test). The
+	// round's new sources are placed as in round 8, by order of completion
+	// before any of their outputs was compressed: the first is measured.
+	"claude-code-entirecontext": "test", // Claude Code 2.1 native transcripts, teslamint/entirecontext (Python: pytest, ruff, mypy)
+	"codex-cli-entirecontext":   "test", // Codex CLI 0.147 native rollouts, the same project (Python code review)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -102,6 +106,8 @@ var sessionAgents = map[string]string{
 	"claude-code-cipherbox":        "claude-code-cipherbox",
 	"claude-code-gitsync":          "claude-code-gitsync",
 	"claude-code-wakil":            "claude-code-wakil",
+	"claude-code-entirecontext":    "claude-code-entirecontext",
+	"codex-cli-entirecontext":      "codex-cli-entirecontext",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -197,7 +203,8 @@ func TestQualitySplit(t *testing.T) {
 	for _, s := range test {
 		switch sourceOf(s.record) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
-			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync":
+			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
+			"claude-code-entirecontext", "codex-cli-entirecontext":
 			field = append(field, s)
 		}
 	}
