@@ -77,9 +77,12 @@ var sourceSet = map[string]string{
 	// that did not fit round 8's file; their ids start
 	// "claude-code-gitsync__", so they are measured with it (test). The
 	// round's new sources are placed as in round 8, by order of completion
-	// before any of their outputs was compressed: the first is measured.
-	"claude-code-entirecontext": "test", // Claude Code 2.1 native transcripts, teslamint/entirecontext (Python: pytest, ruff, mypy)
-	"codex-cli-entirecontext":   "test", // Codex CLI 0.147 native rollouts, the same project (Python code review)
+	// before any of their outputs was compressed: the first is measured,
+	// the second tunes (finished second on purpose: the test set held three
+	// native Claude Code sources of Go projects, the tuning set one).
+	"claude-code-entirecontext": "test",   // Claude Code 2.1 native transcripts, teslamint/entirecontext (Python: pytest, ruff, mypy)
+	"codex-cli-entirecontext":   "test",   // Codex CLI 0.147 native rollouts, the same project (Python code review)
+	"claude-code-ohmyposh":      "tuning", // Claude Code Desktop 2.1 native transcripts on Windows, JanDeDobbeleer/oh-my-posh (Go: go test, golangci-lint, PowerShell)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -108,6 +111,7 @@ var sessionAgents = map[string]string{
 	"claude-code-wakil":            "claude-code-wakil",
 	"claude-code-entirecontext":    "claude-code-entirecontext",
 	"codex-cli-entirecontext":      "codex-cli-entirecontext",
+	"claude-code-ohmyposh":         "claude-code-ohmyposh",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
