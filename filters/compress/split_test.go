@@ -73,6 +73,16 @@ var sourceSet = map[string]string{
 	// tunes (test logs, tracebacks and build errors the tuning set lacked).
 	"claude-code-gitsync": "test",   // Claude Code 2.1 native transcripts, entireio/git-sync (Go: go test, go vet, golangci-lint)
 	"claude-code-wakil":   "tuning", // Claude Code 2.1 native transcripts, ebridges/wakil (Python: pytest, ruff, mypy)
+	// Round 9: claude-code-gitsync-b.jsonl.gz holds the 8 git-sync sessions
+	// that did not fit round 8's file; their ids start
+	// "claude-code-gitsync__", so they are measured with it (test). The
+	// round's new sources are placed as in round 8, by order of completion
+	// before any of their outputs was compressed: the first is measured,
+	// the second tunes (finished second on purpose: the test set held three
+	// native Claude Code sources of Go projects, the tuning set one).
+	"claude-code-entirecontext": "test",   // Claude Code 2.1 native transcripts, teslamint/entirecontext (Python: pytest, ruff, mypy)
+	"codex-cli-entirecontext":   "test",   // Codex CLI 0.147 native rollouts, the same project (Python code review)
+	"claude-code-ohmyposh":      "tuning", // Claude Code Desktop 2.1 native transcripts on Windows, JanDeDobbeleer/oh-my-posh (Go: go test, golangci-lint, PowerShell)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -99,6 +109,9 @@ var sessionAgents = map[string]string{
 	"claude-code-cipherbox":        "claude-code-cipherbox",
 	"claude-code-gitsync":          "claude-code-gitsync",
 	"claude-code-wakil":            "claude-code-wakil",
+	"claude-code-entirecontext":    "claude-code-entirecontext",
+	"codex-cli-entirecontext":      "codex-cli-entirecontext",
+	"claude-code-ohmyposh":         "claude-code-ohmyposh",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -194,7 +207,8 @@ func TestQualitySplit(t *testing.T) {
 	for _, s := range test {
 		switch sourceOf(s.record) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
-			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync":
+			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
+			"claude-code-entirecontext", "codex-cli-entirecontext":
 			field = append(field, s)
 		}
 	}
