@@ -188,6 +188,9 @@ func rankErrorsFromBothEnds(p *plan) {
 		l := p.viewLine(i)
 		isE := strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t")
 		x := exceptionName(l)
+		if x == "" && isPanicLine(l) {
+			x = "panic:" // a Go panic is the crash's kind, as an exception type is
+		}
 		switch {
 		case x != "" && !types[hash64(x)]:
 			types[hash64(x)] = true
@@ -204,6 +207,15 @@ func rankErrorsFromBothEnds(p *plan) {
 		}
 		p.cls[i].rank = int32(min(r, 1<<30))
 	}
+}
+
+// isPanicLine matches the line a Go program's crash opens with, "panic:
+// runtime error: …" (with " [recovered]" in a test) or "fatal error: …",
+// and Rust's "thread 'main' panicked at src/x.rs:3:5:".
+func isPanicLine(l string) bool {
+	t := trimLeft(l)
+	return strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: ") ||
+		strings.HasPrefix(t, "thread '") && strings.Contains(t, "' panicked at ")
 }
 
 // isProgressLine matches pytest's dot lines ("tests/x.py ....s.. [ 40%]");

@@ -967,6 +967,10 @@ func TestParenLocations(t *testing.T) {
 		{"x.ts(12, 5)", "", ""},
 		{"x.ts(12,5", "", ""},
 		{"  src/a.ts(7,1): error TS1005: ';' expected.", "src/a.ts", "7"},
+		{"\tD:/oh-my-posh/src/config/segment.go:332 +0x20", "D:/oh-my-posh/src/config/segment.go", "332"},
+		{"C:\\src\\app\\main.go:12:3: undefined: x", "C:\\src\\app\\main.go", "12"},
+		{"Error Trace:\tD:/x/a_test.go:114", "D:/x/a_test.go", "114"},
+		{"ab:/x/a.go:3", "/x/a.go", "3"},
 		{"see src/a.ts(7,1): error TS1005", "", ""},
 	} {
 		path, line := locationParts(c.l)
@@ -996,5 +1000,29 @@ func TestParenLocations(t *testing.T) {
 	}
 	if err := checkGuards(Structural(StructuralOptions{TargetRatio: 10}), text, h); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestGoPanicKept: a Go test that panics after other tests failed their
+// assertions. The panic is the crash's kind, as an exception type is, so
+// its first line is kept at any ratio with the first and last error
+// lines, not ranked behind the assertion messages before it.
+func TestGoPanicKept(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(&b, "--- FAIL: TestRender%d (0.00s)\n    render_test.go:%d: \n        \tError Trace:\t/home/dev/ui/render_test.go:%d\n        \tError:      \tNot equal: \n        \t            \texpected: \"a%d\"\n        \t            \tactual  : \"b%d\"\n        \tTest:       \tTestRender%d\n        \tMessages:   \tcell %d renders its own color\n", i, 40+i, 40+i, i, i, i, i)
+	}
+	b.WriteString("FAIL\nFAIL\texample.com/ui\t0.101s\n--- FAIL: TestLayout (0.00s)\npanic: runtime error: invalid memory address or nil pointer dereference [recovered]\n\tpanic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x48 pc=0x5b6870]\n\ngoroutine 66 [running]:\ntesting.tRunner.func1.2({0x6c94a0, 0x88cc70})\n\t/usr/local/go/src/testing/testing.go:1734 +0x21c\ntesting.tRunner.func1()\n\t/usr/local/go/src/testing/testing.go:1737 +0x35e\npanic({0x6c94a0?, 0x88cc70?})\n\t/usr/local/go/src/runtime/panic.go:787 +0x132\nexample.com/layout.(*Box).Width(...)\n\t/home/dev/layout/box.go:332\nexample.com/layout.TestLayout(0xc000102a80)\n\t/home/dev/layout/box_test.go:28 +0x108\ntesting.tRunner(0xc000102a80, 0x7431b8)\n\t/usr/local/go/src/testing/testing.go:1792 +0xf4\ncreated by testing.(*T).Run in goroutine 1\n\t/usr/local/go/src/testing/testing.go:1851 +0x413\nFAIL\texample.com/layout\t0.201s\nFAIL\n")
+	text, h := b.String(), bash("go test ./... 2>&1 | tail -250")
+	for _, ratio := range []float64{4, 10} {
+		out, _ := Structural(StructuralOptions{TargetRatio: ratio}).Compress(text, h)
+		for _, k := range []string{"panic: runtime error: invalid memory address or nil pointer dereference [recovered]", "--- FAIL: TestLayout (0.00s)", "FAIL\texample.com/layout\t0.201s"} {
+			if !strings.Contains(out, k) {
+				t.Errorf("at %gx lost %q:\n%s", ratio, k, out)
+			}
+		}
+		if err := checkGuards(Structural(StructuralOptions{TargetRatio: ratio}), text, h); err != nil {
+			t.Error(err)
+		}
 	}
 }

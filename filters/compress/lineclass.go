@@ -957,6 +957,7 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 		for start > 0 && i-start < 512 && isPathByte(l[start-1]) {
 			start--
 		}
+		start = withDrive(l, start)
 		path := l[start:i]
 		if !hasSourceExt(path) {
 			continue
@@ -971,6 +972,18 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 		return parenLocation(l)
 	}
 	return "", ""
+}
+
+// withDrive moves the start of a path found in l back over a Windows
+// drive before it, "D:/src/a.go:12" or "C:\app\a.cs(4,1)", when the drive
+// opens the line or follows a byte no path holds.
+func withDrive(l string, start int) int {
+	c := start - 2
+	if c < 0 || start >= len(l) || l[c+1] != ':' || l[start] != '/' && l[start] != '\\' ||
+		!(l[c]|0x20 >= 'a' && l[c]|0x20 <= 'z') || c > 0 && isPathByte(l[c-1]) {
+		return start
+	}
+	return c
 }
 
 // parenLocation finds the "path(line,col)" form TypeScript's compiler (and
@@ -994,9 +1007,7 @@ func parenLocation(l string) (path, line string) {
 	for start > 0 && k-start < 512 && isPathByte(l[start-1]) {
 		start--
 	}
-	if c := start - 2; c >= 0 && l[c+1] == ':' && (l[c]|0x20 >= 'a' && l[c]|0x20 <= 'z') {
-		start = c // a Windows drive, "C:\app\Program.cs(41,17)"
-	}
+	start = withDrive(l, start)
 	if !isBlank(l[:start]) || !hasSourceExt(l[start:k]) {
 		return "", ""
 	}
