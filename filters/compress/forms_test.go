@@ -1026,3 +1026,37 @@ func TestGoPanicKept(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsSearchHits: grep on Windows (Git Bash, an absolute path
+// argument) prints each hit after its drive, "D:/proj/src/cache.go:17:…",
+// forward or backward slashed. Such output is a search, and its omitted
+// hits are named with their drive.
+func TestWindowsSearchHits(t *testing.T) {
+	for _, sep := range []string{"/", "\\"} {
+		var b strings.Builder
+		for i := 0; i < 120; i++ {
+			fmt.Fprintf(&b, "D:%sproj%ssrc%spkg%d%sregister.go:%d:\tgob.Register(&Entry%d{})\n", sep, sep, sep, i/4, sep, 17+i, i)
+		}
+		text, h := b.String(), bash(`grep -rn "gob.Register" D:/proj/src --include=*.go`)
+		if k := Detect(text, h); k != KindSearch {
+			t.Fatalf("%q paths: detected %s", sep, k)
+		}
+		out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, h)
+		named := 0
+		for i := 0; i < 120; i++ {
+			loc := fmt.Sprintf("D:%sproj%ssrc%spkg%d%sregister.go:%d", sep, sep, sep, i/4, sep, 17+i)
+			if strings.Contains(out, loc+",") || strings.Contains(out, loc+" …]") {
+				named++
+			}
+		}
+		if named < 40 {
+			t.Errorf("%q paths: markers name %d omitted hits with their drive, want 40 or more:\n%s", sep, named, out)
+		}
+		if !strings.Contains(plainHitPath("D:"+sep+"a"+sep+"b.py:    return x"), "b.py") {
+			t.Errorf("%q paths: plain hit not read", sep)
+		}
+		if err := checkGuards(Structural(StructuralOptions{TargetRatio: 4}), text, h); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -435,14 +435,21 @@ func hitPath(l string) string {
 // plainHitPath returns the path of a grep hit printed without a line
 // number ("src/app.py:    return total"), or "". Only a search command's
 // output is read this way: many other lines have a colon after a word.
-// The path must look like one: no spaces, a slash, and an extension.
+// The path must look like one: no spaces, a slash (or a backslash), and an
+// extension.
 func plainHitPath(l string) string {
 	c := strings.IndexByte(l, ':')
+	if c == 1 && len(l) > 2 && (l[2] == '/' || l[2] == '\\') {
+		// A Windows drive, "D:/src/app.py:    return total".
+		if k := strings.IndexByte(l[2:], ':'); k >= 0 {
+			c = k + 2
+		}
+	}
 	if c <= 0 || c > 512 || c+1 >= len(l) {
 		return ""
 	}
 	path := l[:c]
-	if strings.ContainsAny(path, " \t\"'<>()[]{}=,;") || !strings.Contains(path, "/") || !hasSourceExt(path) {
+	if strings.ContainsAny(path, " \t\"'<>()[]{}=,;") || !strings.ContainsAny(path, "/\\") || !hasSourceExt(path) {
 		return ""
 	}
 	return path
@@ -478,7 +485,7 @@ func parseHit(l string) (path string, line int, match bool) {
 			}
 		}
 		if d == 0 || d > 9 || i+1+d >= len(l) || l[i+1+d] != c {
-			if c == ':' && !(i == 1 && i+1 < len(l) && l[i+1] == '\\') {
+			if c == ':' && !(i == 1 && i+1 < len(l) && (l[i+1] == '\\' || l[i+1] == '/')) {
 				// A ':' that is not a Windows drive ends the path.
 				return "", 0, false
 			}
