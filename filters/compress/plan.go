@@ -1107,9 +1107,26 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 		// Python traceback and the first of a Java or Go one, and the
 		// outermost is the caller's own code.
 		half := len(lead) + (limit-len(lead))/2
+		// Frames of the machinery around the program give way to the
+		// program's own, where the fix goes: a Go test's panic opens and
+		// closes in the runtime and testing packages.
+		own := false
+		for k := i; k < j && !own; k++ {
+			if path, line := parts(k); (path != "" || line != "") && !isMachineryPath(path) {
+				own = true
+			}
+		}
+		pick := func(k int) (string, uint64) {
+			if own {
+				if path, _ := parts(k); isMachineryPath(path) {
+					return "", 0
+				}
+			}
+			return location(k)
+		}
 		k := i
 		for ; k < j; k++ {
-			part, h := location(k)
+			part, h := pick(k)
 			if part == "" {
 				continue
 			}
@@ -1127,7 +1144,7 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 		var tail []int32 // the end's lines, last first
 		room := limit - b.Len()
 		for z := j - 1; z >= k; z-- {
-			part, h := location(z)
+			part, h := pick(z)
 			if part == "" {
 				continue
 			}
@@ -1143,6 +1160,23 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 			path, line := parts(int(tail[x]))
 			add(cleanLabel(path+":"+line, 240))
 		}
+		// What the program's frames left of the list goes to the
+		// machinery's, in their order.
+		for z := i; own && z < j; z++ {
+			if path, _ := parts(z); !isMachineryPath(path) {
+				continue
+			}
+			part, h := location(z)
+			if part == "" {
+				continue
+			}
+			if b.Len()+2+len(part) > limit {
+				more = true
+				continue
+			}
+			add(part)
+			list(h)
+		}
 	}
 	if n == 0 {
 		return "" // nothing fitted
@@ -1152,6 +1186,29 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 	}
 	p.listLeft -= b.Len()
 	return b.String()
+}
+
+// machineryMarks are path parts that place a frame in the machinery that
+// runs a program or reports its crash rather than in the program: Go's
+// runtime and testing packages (a test's panic opens and closes in
+// them), Python's frozen import system, Node's internals, Rust's
+// standard library sources. A library the program calls is not
+// machinery: the frame where it raised is the innermost that matters.
+var machineryMarks = [...]string{
+	"go/src/runtime/", "Go/src/runtime/", "go/src/testing/", "Go/src/testing/",
+	"go\\src\\runtime\\", "Go\\src\\runtime\\", "go\\src\\testing\\", "Go\\src\\testing\\",
+	"<frozen ", "node:internal", "/rustc/",
+}
+
+// isMachineryPath reports whether a frame's path is in the machinery
+// around a program (machineryMarks).
+func isMachineryPath(path string) bool {
+	for _, m := range machineryMarks {
+		if strings.Contains(path, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // outranksLast reports whether line first, which names a location, ranks
