@@ -1068,3 +1068,28 @@ func TestWindowsSearchHits(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFailureLines: a linter's findings read as search hits
+// (path:line:col: …), and the failure lines around them are not hits but
+// critical: golangci-lint's "exit status 1", at any ratio.
+func TestSearchFailureLines(t *testing.T) {
+	var b strings.Builder
+	rules := []string{"Error return value of `conn.Close` is not checked (errcheck)", "S1000: should use a simple channel send/receive instead of `select` with a single case (gosimple)", "func `unusedHelper` is unused (unused)"}
+	for i := 0; i < 80; i++ {
+		fmt.Fprintf(&b, "internal/pkg%d/file.go:%d:3: %s\n", i%9, 10+i, rules[i%3])
+	}
+	b.WriteString("80 issues:\n* errcheck: 27\n* gosimple: 27\n* unused: 26\nexit status 1\n")
+	text, h := b.String(), bash("golangci-lint run ./...")
+	if k := Detect(text, h); k != KindSearch {
+		t.Fatalf("detected %s", k)
+	}
+	for _, ratio := range []float64{4, 10} {
+		out, _ := Structural(StructuralOptions{TargetRatio: ratio}).Compress(text, h)
+		if !strings.Contains(out, "exit status 1") {
+			t.Errorf("at %gx lost the exit status:\n%s", ratio, out)
+		}
+		if err := checkGuards(Structural(StructuralOptions{TargetRatio: ratio}), text, h); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -136,6 +136,12 @@ func classifySearch(p *plan) {
 			}
 		case isBlank(l):
 			heading = -1
+		case isErrorLine(l):
+			// Not a hit but a failure around them: "exit status 1" after
+			// a linter's findings (golangci-lint's are path:line hits),
+			// Claude Code's "Exit code 2", grep's "No such file". As an
+			// error hit is, and within the same cap.
+			p.set(i, tierCritical, len(p.groups), catOther)
 		default:
 			p.set(i, tierFill, i, catOther)
 		}
