@@ -87,7 +87,7 @@ func classifySearch(p *plan) {
 				p.hitLine[i] = int32(n)
 			}
 			text := hitText(l, path)
-			errHit := match && isErrorHit(text)
+			errHit := match && isErrorOrSummaryHit(text)
 			if !errHit {
 				p.hitText[i] = int32(len(l) - len(text))
 			}
@@ -96,8 +96,8 @@ func classifySearch(p *plan) {
 			switch {
 			case errHit:
 				// A hit that reports or raises an error ("error:",
-				// "fatal:", "FooError: …") is where the failure
-				// text an agent searches for is made: it is
+				// "fatal:", "FooError: …") or a run's summary is where
+				// the failure text an agent searches for is made: it is
 				// critical, as an error line is in every other
 				// kind, so it is kept before the first hits of other
 				// files and may take critCap. Its rank is not
@@ -155,6 +155,23 @@ func classifySearch(p *plan) {
 // opens with "panic: " or "E   " is then read as such a line opens.
 func isErrorHit(text string) bool {
 	return isErrorLineIn(text, bitsOf(text))
+}
+
+// isErrorOrSummaryHit reports whether a match's text is an error line
+// (isErrorHit) or a test run's summary ("3 failed, 400 passed in 12.30s",
+// "test result: FAILED. 1 passed; 2 failed"): a search through logs for
+// how a run ended finds its summary, which says that as an error hit says
+// what failed. Only the summaries that open with what isSummaryLine knows
+// them by (summaryStart) are looked for, and only in a text with a digit:
+// a count, "in 12.30s". Most hits are code, and an exit notice anywhere in
+// a line is an error line already.
+func isErrorOrSummaryHit(text string) bool {
+	m := bitsOf(text)
+	if isErrorLineIn(text, m) {
+		return true
+	}
+	t := trimLeft(text)
+	return m.has('0') && t != "" && summaryStart[t[0]] && isSummaryLine(t)
 }
 
 // hitText is a hit's text: l after "path:12:", "path-12-", "path:" or,
