@@ -68,14 +68,15 @@ func selectFileRead(p *plan) {
 	var marks []int
 	locs := newLocationTally(len(p.body))
 	for i, l := range p.allLines() {
-		numbered := style != numNone && numberedLine(l) == style
+		code, numbered := l, false
+		if style != numNone {
+			var n numbering
+			n, code = numberAndCode(l, style)
+			numbered = n == style
+		}
 		if !numbered && isReadFrame(l) {
 			p.cls[i].keep = true
 			used += p.lineCost(i)
-		}
-		code := l
-		if style != numNone {
-			code = stripNumber(code, style)
 		}
 		if i < names.n {
 			names.addLine(code)
@@ -145,6 +146,37 @@ func isReadFrame(l string) bool {
 	t := strings.TrimSpace(l)
 	return strings.HasPrefix(t, "[File: ") || strings.HasPrefix(t, "(") && (strings.HasSuffix(t, "lines above)") || strings.HasSuffix(t, "lines below)")) ||
 		strings.HasPrefix(t, "<system-reminder>") || strings.HasPrefix(t, "</system-reminder>") || looksLikeMarker(t)
+}
+
+// numberAndCode is numberedLine(l) and stripNumber(l, style) from one read
+// of the number: a read's every line asks both.
+func numberAndCode(l string, style numbering) (numbering, string) {
+	i := 0
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	d := digits(l[i:])
+	rest := l[i+d:]
+	n := numNone
+	if d > 0 && d <= 7 {
+		switch {
+		case strings.HasPrefix(rest, "→"):
+			n = numArrow
+		case strings.HasPrefix(rest, "\t"):
+			n = numTab
+		case i == 0 && strings.HasPrefix(rest, ":") && !strings.HasPrefix(rest, "::"):
+			n = numColon
+		}
+	}
+	switch style {
+	case numArrow:
+		rest = strings.TrimPrefix(rest, "→")
+	case numTab:
+		rest = strings.TrimPrefix(rest, "\t")
+	case numColon:
+		rest = strings.TrimPrefix(rest, ":")
+	}
+	return n, rest
 }
 
 // stripNumber removes a line-number prefix.

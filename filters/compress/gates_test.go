@@ -296,3 +296,16 @@ func isDiffHeaderOld(l string) bool {
 	}
 	return false
 }
+
+// TestNumberAndCode: numberAndCode is numberedLine and stripNumber at once.
+func TestNumberAndCode(t *testing.T) {
+	for _, l := range append(strings.Split(readTestdata(t, "claude_read.txt"), "\n"),
+		"", "12", "  12→x", "12\tx", "12:x", "12::x", " 12:x", "12345678→x", "→x", "x", "  ", "7→", "7\t", "7:") {
+		for _, style := range []numbering{numArrow, numTab, numColon} {
+			n, code := numberAndCode(l, style)
+			if n != numberedLine(l) || code != stripNumber(l, style) {
+				t.Errorf("numberAndCode(%q, %d) = %d, %q; want %d, %q", l, style, n, code, numberedLine(l), stripNumber(l, style))
+			}
+		}
+	}
+}
