@@ -1113,3 +1113,30 @@ func TestSearchSummaryHits(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineryPaths: the frames a stack list names last.
+func TestMachineryPaths(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"/usr/local/go/src/runtime/panic.go", true},
+		{"/usr/local/go/src/testing/testing.go", true},
+		{"C:/Program Files/Go/src/testing/testing.go", true},
+		{"Files/Go/src/testing/testing.go", true},
+		{"C:\\Go\\src\\runtime\\proc.go", true},
+		{"<frozen importlib._bootstrap>", true},
+		{"/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/std/src/panicking.rs", true},
+		{"D:/oh-my-posh/src/runtime/terminal.go", false},
+		{"/home/dev/go/src/example.com/app/main.go", false},
+		{"/usr/local/go/src/net/http/server.go", false},
+		{"/home/dev/go/src/runtimes/x.go", false},
+		{"/opt/venv/lib/python3.12/site-packages/framework/sql/query.py", false},
+		{"src/testing/helpers.go", false},
+		{"", false},
+	} {
+		if got := isMachineryPath(c.path); got != c.want {
+			t.Errorf("isMachineryPath(%q) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}

@@ -1116,13 +1116,21 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 				own = true
 			}
 		}
+		skipped := 0 // machinery locations pick passed over
 		pick := func(k int) (string, uint64) {
-			if own {
-				if path, _ := parts(k); isMachineryPath(path) {
-					return "", 0
-				}
+			path, line := parts(k)
+			if path == "" && line == "" {
+				return "", 0
 			}
-			return location(k)
+			if own && isMachineryPath(path) {
+				skipped++
+				return "", 0
+			}
+			h := locationKey(path, line)
+			if p.listed[h] {
+				return "", 0
+			}
+			return cleanLabel(path+":"+line, 240), h
 		}
 		k := i
 		for ; k < j; k++ {
@@ -1162,10 +1170,11 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 		}
 		// What the program's frames left of the list goes to the
 		// machinery's, in their order.
-		for z := i; own && z < j; z++ {
-			if path, _ := parts(z); !isMachineryPath(path) {
+		for z := i; skipped > 0 && z < j && b.Len()+8 <= limit; z++ {
+			if path, line := parts(z); path == "" && line == "" || !isMachineryPath(path) {
 				continue
 			}
+			skipped--
 			part, h := location(z)
 			if part == "" {
 				continue
@@ -1188,27 +1197,37 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 	return b.String()
 }
 
-// machineryMarks are path parts that place a frame in the machinery that
+// isMachineryPath reports whether a frame's path is in the machinery that
 // runs a program or reports its crash rather than in the program: Go's
-// runtime and testing packages (a test's panic opens and closes in
-// them), Python's frozen import system, Node's internals, Rust's
-// standard library sources. A library the program calls is not
-// machinery: the frame where it raised is the innermost that matters.
-var machineryMarks = [...]string{
-	"go/src/runtime/", "Go/src/runtime/", "go/src/testing/", "Go/src/testing/",
-	"go\\src\\runtime\\", "Go\\src\\runtime\\", "go\\src\\testing\\", "Go\\src\\testing\\",
-	"<frozen ", "node:internal", "/rustc/",
-}
-
-// isMachineryPath reports whether a frame's path is in the machinery
-// around a program (machineryMarks).
+// runtime and testing packages under a GOROOT (…/go/src/runtime/, a
+// test's panic opens and closes in them), Python's frozen import system,
+// Node's internals, Rust's standard library sources (/rustc/). A library
+// the program calls is not machinery: the frame where it raised is the
+// innermost that matters. One search for "src" does the Go part: the
+// lists call it for every location they weigh.
 func isMachineryPath(path string) bool {
-	for _, m := range machineryMarks {
-		if strings.Contains(path, m) {
-			return true
+	for off := 0; ; {
+		k := strings.Index(path[off:], "src")
+		if k < 0 {
+			break
+		}
+		k += off
+		off = k + 3
+		if k < 3 || path[k-2] != 'o' || path[k-3]|0x20 != 'g' || k+4 >= len(path) {
+			continue
+		}
+		sep := path[k-1]
+		if sep != '/' && sep != '\\' || path[k+3] != sep {
+			continue
+		}
+		rest := path[k+4:]
+		for _, pkg := range [...]string{"runtime", "testing"} {
+			if len(rest) > len(pkg) && rest[len(pkg)] == sep && rest[:len(pkg)] == pkg {
+				return true
+			}
 		}
 	}
-	return false
+	return strings.HasPrefix(path, "<frozen ") || strings.Contains(path, "node:internal") || strings.Contains(path, "/rustc/")
 }
 
 // outranksLast reports whether line first, which names a location, ranks
