@@ -83,6 +83,9 @@ var sourceSet = map[string]string{
 	"claude-code-entirecontext": "test",   // Claude Code 2.1 native transcripts, teslamint/entirecontext (Python: pytest, ruff, mypy)
 	"codex-cli-entirecontext":   "test",   // Codex CLI 0.147 native rollouts, the same project (Python code review)
 	"claude-code-ohmyposh":      "tuning", // Claude Code Desktop 2.1 native transcripts on Windows, JanDeDobbeleer/oh-my-posh (Go: go test, golangci-lint, PowerShell)
+	// Round 10: claude-code-ohmyposh-b.jsonl.gz holds 7 oh-my-posh sessions
+	// that did not fit round 9's file; their ids start
+	// "claude-code-ohmyposh__", so they tune with it (tuning).
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
