@@ -1140,3 +1140,62 @@ func TestMachineryPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestCILogs: `gh run view --log-failed` prints each line of a GitHub
+// Actions job after the job's and step's names and a timestamp; a raw job
+// log after the timestamp alone. What follows is the step's output, read
+// as it would be without them: a test run's failures and summary are kept
+// at any ratio.
+func TestCILogs(t *testing.T) {
+	for _, c := range []struct {
+		l    string
+		want int
+	}{
+		{"test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z --- FAIL: TestX (0.01s)", len("test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z ")},
+		{"2026-07-14T14:03:52.0047503Z ok  \tpkg\t0.1s", len("2026-07-14T14:03:52.0047503Z ")},
+		{"2026-07-14T14:03:52Z x", len("2026-07-14T14:03:52Z ")},
+		{"build\tRun tests\t2026-07-14T14:03:52.1Z", len("build\tRun tests\t2026-07-14T14:03:52.1Z")},
+		{"2026-07-14 14:03:52 x", 0},
+		{"2026-07-14T14:03:52.0047503 x", 0},
+		{"a\tb\tc", 0},
+		{"--- FAIL: TestX", 0},
+		{"", 0},
+	} {
+		if got := ciLogPrefix(c.l); got != c.want {
+			t.Errorf("ciLogPrefix(%q) = %d, want %d", c.l, got, c.want)
+		}
+	}
+	for _, raw := range []bool{false, true} {
+		var b strings.Builder
+		stamp := func(i int) string {
+			s := fmt.Sprintf("2026-07-14T14:%02d:%02d.%07dZ ", i/60%60, i%60, i*7919%10000000)
+			if raw {
+				return s
+			}
+			return "test (ubuntu-latest)\tUnit Tests\t" + s
+		}
+		i := 0
+		for ; i < 300; i++ {
+			fmt.Fprintf(&b, "%stests/test_mod%d.py::test_case_%d PASSED [%3d%%]\n", stamp(i), i%9, i, i/3)
+		}
+		b.WriteString(stamp(i) + "tests/test_db.py::test_conn FAILED [100%]\n")
+		b.WriteString(stamp(i+1) + "FAILED tests/test_db.py::test_conn - AssertionError: assert None is not None\n")
+		b.WriteString(stamp(i+2) + "========================= 1 failed, 300 passed in 4.20s =========================\n")
+		b.WriteString(stamp(i+3) + "##[error]Process completed with exit code 1.\n")
+		text, h := b.String(), bash("gh run view 29339084745 --log-failed")
+		if k := Detect(text, h); k != KindTestLog {
+			t.Fatalf("raw %v: detected %s", raw, k)
+		}
+		for _, ratio := range []float64{4, 10} {
+			out, _ := Structural(StructuralOptions{TargetRatio: ratio}).Compress(text, h)
+			for _, k := range []string{"FAILED tests/test_db.py::test_conn - AssertionError", "1 failed, 300 passed in 4.20s", "exit code 1"} {
+				if !strings.Contains(out, k) {
+					t.Errorf("raw %v at %gx: lost %q:\n%s", raw, ratio, k, out)
+				}
+			}
+			if err := checkGuards(Structural(StructuralOptions{TargetRatio: ratio}), text, h); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}

@@ -75,6 +75,7 @@ type plan struct {
 	vbody      string
 	vstarts    []int32
 	vstyle     numbering
+	vci        bool // lines open with a CI log's prefix (ciLogPrefix), which the view drops
 	trailingNL bool
 	cls        []lineClass
 	group      []int32 // index into groups per line, or -1; nil until a classifier groups
@@ -180,6 +181,7 @@ func (p *plan) numberStyle() numbering {
 // are the lines of body.
 func (p *plan) cleanView() {
 	p.vstyle = p.numberStyle()
+	p.vci = p.n > 0 && ciLogPrefix(p.line(0)) > 0 || p.n > 1 && ciLogPrefix(p.line(1)) > 0
 	if strings.Contains(p.body, "\x1b[") {
 		p.vbody = stripANSI(p.body)
 		if p.vstarts = lineStarts(p.vbody); len(p.vstarts) != len(p.starts) {
@@ -221,6 +223,9 @@ func (p *plan) viewLine(i int) string {
 		l, starts = p.vbody, p.vstarts
 	}
 	l = l[starts[i] : starts[i+1]-1]
+	if p.vci {
+		l = l[ciLogPrefix(l):]
+	}
 	if p.vstyle != numNone && numberedLine(l) == p.vstyle {
 		l = stripNumber(l, p.vstyle)
 	}

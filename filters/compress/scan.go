@@ -84,6 +84,7 @@ func scanAll(text string, want scanWant, mayStop, stopAtHit bool) scanStats {
 
 func (s *scanStats) add(text string) {
 	ansi := strings.IndexByte(text, 0x1b) >= 0 // else no line needs stripANSI
+	ci := isCILog(text)
 	prevMinus := false
 	oldLeft, newLeft := 0, 0 // lines still expected in the current diff hunk
 	for len(text) > 0 {
@@ -140,6 +141,9 @@ func (s *scanStats) add(text string) {
 		}
 		if isDiffHeader(l) && !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
 			s.diffBody++
+		}
+		if ci {
+			l = l[ciLogPrefix(l):]
 		}
 		s.line(l, ansi)
 		if s.mayStop && (s.testDecided() || s.stopAtHit && s.hits > 0) {
@@ -521,4 +525,75 @@ func matchColon(s string) int {
 		}
 	}
 	return -1
+}
+
+// isCILog reports whether text reads as a CI job's log, one of its first
+// two lines opening with a timestamp prefix (ciLogPrefix): the part read
+// from the middle of a long output may start inside a line.
+func isCILog(text string) bool {
+	for k := 0; k < 2 && text != ""; k++ {
+		l := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if ciLogPrefix(l) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ciLogPrefix is the length of the prefix a CI job's log puts before each
+// line, or 0: GitHub Actions' timestamp, "2026-07-14T14:03:52.0047503Z ",
+// and, as `gh run view --log` and `--log-failed` print it, the job's and
+// the step's names before it, "test (ubuntu-latest)\tUnit Tests\t…". What
+// follows is the step's own output (a test run, a compiler's errors),
+// which the classifiers read without it.
+func ciLogPrefix(l string) int {
+	at := 0
+	if l != "" && !isDigit(l[0]) {
+		t1 := strings.IndexByte(l, '\t')
+		if t1 <= 0 || t1 > 256 {
+			return 0
+		}
+		t2 := strings.IndexByte(l[t1+1:], '\t')
+		if t2 <= 0 || t2 > 256 {
+			return 0
+		}
+		at = t1 + t2 + 2
+	}
+	n := isoTimestampZ(l[at:])
+	switch {
+	case n == 0:
+		return 0
+	case at+n == len(l):
+		return len(l)
+	case l[at+n] == ' ':
+		return at + n + 1
+	}
+	return 0
+}
+
+// isoTimestampZ is the length of the UTC timestamp s starts with,
+// "2026-07-14T14:03:52Z" or with a fraction, "…52.0047503Z", or 0.
+func isoTimestampZ(s string) int {
+	const form = "dddd-dd-ddTdd:dd:dd"
+	if len(s) < len(form)+1 {
+		return 0
+	}
+	for i := 0; i < len(form); i++ {
+		if form[i] == 'd' && !isDigit(s[i]) || form[i] != 'd' && s[i] != form[i] {
+			return 0
+		}
+	}
+	i := len(form)
+	if s[i] == '.' {
+		i += 1 + digits(s[i+1:])
+	}
+	if i < len(s) && s[i] == 'Z' {
+		return i + 1
+	}
+	return 0
 }
