@@ -41,9 +41,13 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		max = MaxKeyLines
 	}
 	seen := make(map[string]struct{})
+	ci := isCILog(text) // read a CI job's log through its prefixes, as the classifiers do
 	for rest := text; rest != ""; {
 		var l string
 		l, rest, _ = strings.Cut(rest, "\n")
+		if ci {
+			l = l[ciLogPrefix(l):]
+		}
 		k := strings.TrimSuffix(l, "\r")
 		blank := isBlank(k)
 		// The classifiers read a line and the same line without its \r

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,4 +60,21 @@ func FuzzKeyLinesFailed(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		checkKeyLinesFailed(t, "fuzz", text)
 	})
+}
+
+// TestKeyLinesCILog: history reads a CI job's log (`gh run view
+// --log-failed`) through its prefixes: the failing test is a key line and
+// the output a failure.
+func TestKeyLinesCILog(t *testing.T) {
+	text := "test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:45.5825655Z ok  \texample.com/app/cache\t0.009s\n" +
+		"test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z --- FAIL: TestFullPath (0.01s)\n" +
+		"test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0083191Z FAIL\texample.com/app/segments\t0.211s\n" +
+		"test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0404972Z ##[error]Process completed with exit code 1.\n"
+	lines, _, failed := KeyLinesFailed(text, 10)
+	if !failed {
+		t.Error("a CI log with a failing test is not a failure")
+	}
+	if !slices.Contains(lines, "--- FAIL: TestFullPath (0.01s)") {
+		t.Errorf("key lines %q lack the failing test", lines)
+	}
 }
