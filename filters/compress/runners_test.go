@@ -115,16 +115,7 @@ var runnerCases = []runnerCase{
 		// and the goroutine's stack; the package fails, the others pass.
 		name: "go test panic", cmd: "go test -v ./...",
 		gen: func(b *strings.Builder, pass int) {
-			for i := 0; i < pass; i++ {
-				fmt.Fprintf(b, "=== RUN   TestEncode/case_%03d\n--- PASS: TestEncode/case_%03d (0.00s)\n", i, i)
-				if i%100 == 99 {
-					fmt.Fprintf(b, "PASS\nok  \texample.com/svc/pkg%03d\t0.%03ds\n", i/100, i)
-				}
-				if i == pass/2 {
-					b.WriteString("=== RUN   TestParseHeader\n--- FAIL: TestParseHeader (0.00s)\npanic: runtime error: index out of range [3] with length 3 [recovered]\n\tpanic: runtime error: index out of range [3] with length 3\n\ngoroutine 21 [running]:\ntesting.tRunner.func1.2({0x6d3e60, 0xc000018150})\n\t/usr/local/go/src/testing/testing.go:1734 +0x21c\ntesting.tRunner.func1()\n\t/usr/local/go/src/testing/testing.go:1737 +0x35e\npanic({0x6d3e60?, 0xc000018150?})\n\t/usr/local/go/src/runtime/panic.go:787 +0x132\nexample.com/svc/parse.Header(...)\n\t/home/dev/svc/parse/header.go:27\nexample.com/svc/parse.TestParseHeader(0xc000102a80)\n\t/home/dev/svc/parse/header_test.go:14 +0x1d\ntesting.tRunner(0xc000102a80, 0x7431b8)\n\t/usr/local/go/src/testing/testing.go:1792 +0xf4\ncreated by testing.(*T).Run in goroutine 1\n\t/usr/local/go/src/testing/testing.go:1851 +0x413\nFAIL\texample.com/svc/parse\t0.012s\n")
-				}
-			}
-			b.WriteString("FAIL\n")
+			goPackagesPassing(b, pass, pass/2, "=== RUN   TestParseHeader\n--- FAIL: TestParseHeader (0.00s)\npanic: runtime error: index out of range [3] with length 3 [recovered]\n\tpanic: runtime error: index out of range [3] with length 3\n\ngoroutine 21 [running]:\ntesting.tRunner.func1.2({0x6d3e60, 0xc000018150})\n\t/usr/local/go/src/testing/testing.go:1734 +0x21c\ntesting.tRunner.func1()\n\t/usr/local/go/src/testing/testing.go:1737 +0x35e\npanic({0x6d3e60?, 0xc000018150?})\n\t/usr/local/go/src/runtime/panic.go:787 +0x132\nexample.com/svc/parse.Header(...)\n\t/home/dev/svc/parse/header.go:27\nexample.com/svc/parse.TestParseHeader(0xc000102a80)\n\t/home/dev/svc/parse/header_test.go:14 +0x1d\ntesting.tRunner(0xc000102a80, 0x7431b8)\n\t/usr/local/go/src/testing/testing.go:1792 +0xf4\ncreated by testing.(*T).Run in goroutine 1\n\t/usr/local/go/src/testing/testing.go:1851 +0x413\nFAIL\texample.com/svc/parse\t0.012s\n")
 		},
 		keep: []string{"--- FAIL: TestParseHeader (0.00s)", "panic: runtime error: index out of range [3] with length 3 [recovered]", "/home/dev/svc/parse/header.go:27", "FAIL\texample.com/svc/parse\t0.012s"},
 	},
@@ -133,16 +124,7 @@ var runnerCases = []runnerCase{
 		// compiler's errors under "# pkg", then "[build failed]".
 		name: "go test build failure", cmd: "go test -v ./...",
 		gen: func(b *strings.Builder, pass int) {
-			for i := 0; i < pass; i++ {
-				fmt.Fprintf(b, "=== RUN   TestEncode/case_%03d\n--- PASS: TestEncode/case_%03d (0.00s)\n", i, i)
-				if i%100 == 99 {
-					fmt.Fprintf(b, "PASS\nok  \texample.com/svc/pkg%03d\t0.%03ds\n", i/100, i)
-				}
-				if i == pass/3 {
-					b.WriteString("# example.com/svc/router [example.com/svc/router.test]\nrouter/router_test.go:12:2: undefined: newRouter\nrouter/router_test.go:30:9: cannot use n (variable of type int) as string value in argument to route\nFAIL\texample.com/svc/router [build failed]\n")
-				}
-			}
-			b.WriteString("FAIL\n")
+			goPackagesPassing(b, pass, pass/3, "# example.com/svc/router [example.com/svc/router.test]\nrouter/router_test.go:12:2: undefined: newRouter\nrouter/router_test.go:30:9: cannot use n (variable of type int) as string value in argument to route\nFAIL\texample.com/svc/router [build failed]\n")
 		},
 		keep: []string{"router/router_test.go:12:2: undefined: newRouter", "router/router_test.go:30:9: cannot use n (variable of type int) as string value in argument to route", "FAIL\texample.com/svc/router [build failed]"},
 	},
@@ -308,6 +290,22 @@ var runnerCases = []runnerCase{
 		},
 		keep: []string{"(fail) cart > total > applies the coupon [0.31ms]", " 1 fail", "600 pass", "Ran 601 tests across 1 file.", "error: expect(received).toBe(expected)"},
 	},
+}
+
+// goPackagesPassing writes `go test -v ./...` over packages whose tests
+// pass, a package's "ok" line every hundred tests, with failure (one
+// package's report) after test at, and the run's closing FAIL.
+func goPackagesPassing(b *strings.Builder, pass, at int, failure string) {
+	for i := 0; i < pass; i++ {
+		fmt.Fprintf(b, "=== RUN   TestEncode/case_%03d\n--- PASS: TestEncode/case_%03d (0.00s)\n", i, i)
+		if i%100 == 99 {
+			fmt.Fprintf(b, "PASS\nok  \texample.com/svc/pkg%03d\t0.%03ds\n", i/100, i)
+		}
+		if i == at {
+			b.WriteString(failure)
+		}
+	}
+	b.WriteString("FAIL\n")
 }
 
 // TestRunnerFormats holds failing ids, counts and the summary line of
