@@ -84,6 +84,11 @@ func FuzzStructural(f *testing.F) {
 	// Line-dense outputs take denseCut, not a plan.
 	f.Add(strings.Repeat("\n", 3000)+"FAILED t.py::x - E\n"+strings.Repeat("1\n", 3000), "bash", `{"command":"pytest"}`, 300)
 	f.Add("["+strings.Repeat("1,", 3000)+"2]", "http", "", 299)
+	// A CI job's log, read through its prefixes (ciLogPrefix), and the
+	// forms with a drive or tsc's parenthesised location.
+	f.Add(strings.Repeat("test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z ok  \tpkg\t0.1s\n", 40)+
+		"test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z --- FAIL: TestX (0.01s)\n2026-07-14T14:03:52Z\n", "Bash", `{"command":"gh run view 1 --log-failed"}`, 400)
+	f.Add(strings.Repeat("D:/proj/src/a.go:17:\tx := 1\nsrc/b.ts(3,4): error TS2322: no\n", 60), "Bash", `{"command":"grep -rn x D:/proj"}`, 300)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
 		// pass-through of small outputs.
