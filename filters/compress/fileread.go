@@ -148,8 +148,9 @@ func isReadFrame(l string) bool {
 		strings.HasPrefix(t, "<system-reminder>") || strings.HasPrefix(t, "</system-reminder>") || looksLikeMarker(t)
 }
 
-// numberAndCode is numberedLine(l) and stripNumber(l, style) from one read
-// of the number: a read's every line asks both.
+// numberAndCode reads a line's number prefix once: the numbering the line
+// uses (numNone when it has none) and the line after the prefix of style's
+// kind (the line itself for numNone). A read's every line asks both.
 func numberAndCode(l string, style numbering) (numbering, string) {
 	i := 0
 	for i < len(l) && l[i] == ' ' {
@@ -170,31 +171,19 @@ func numberAndCode(l string, style numbering) (numbering, string) {
 	}
 	switch style {
 	case numArrow:
-		rest = strings.TrimPrefix(rest, "→")
+		return n, strings.TrimPrefix(rest, "→")
 	case numTab:
-		rest = strings.TrimPrefix(rest, "\t")
+		return n, strings.TrimPrefix(rest, "\t")
 	case numColon:
-		rest = strings.TrimPrefix(rest, ":")
+		return n, strings.TrimPrefix(rest, ":")
 	}
-	return n, rest
+	return n, l
 }
 
-// stripNumber removes a line-number prefix.
+// stripNumber removes a line-number prefix of the given style.
 func stripNumber(l string, style numbering) string {
-	i := 0
-	for i < len(l) && l[i] == ' ' {
-		i++
-	}
-	i += digits(l[i:])
-	switch style {
-	case numArrow:
-		return strings.TrimPrefix(l[i:], "→")
-	case numTab:
-		return strings.TrimPrefix(l[i:], "\t")
-	case numColon:
-		return strings.TrimPrefix(l[i:], ":")
-	}
-	return l
+	_, code := numberAndCode(l, style)
+	return code
 }
 
 // definitionStarts are the keywords that open a definition in common

@@ -297,15 +297,30 @@ func isDiffHeaderOld(l string) bool {
 	return false
 }
 
-// TestNumberAndCode: numberAndCode is numberedLine and stripNumber at once.
+// TestNumberAndCode: the numbering a line uses and the line after the
+// prefix of the style asked for.
 func TestNumberAndCode(t *testing.T) {
-	for _, l := range append(strings.Split(readTestdata(t, "claude_read.txt"), "\n"),
-		"", "12", "  12→x", "12\tx", "12:x", "12::x", " 12:x", "12345678→x", "→x", "x", "  ", "7→", "7\t", "7:") {
-		for _, style := range []numbering{numArrow, numTab, numColon} {
-			n, code := numberAndCode(l, style)
-			if n != numberedLine(l) || code != stripNumber(l, style) {
-				t.Errorf("numberAndCode(%q, %d) = %d, %q; want %d, %q", l, style, n, code, numberedLine(l), stripNumber(l, style))
-			}
+	for _, c := range []struct {
+		l     string
+		style numbering
+		n     numbering
+		code  string
+	}{
+		{"    12→x := 1", numArrow, numArrow, "x := 1"},
+		{"    12→x := 1", numNone, numArrow, "    12→x := 1"},
+		{"12\tx", numTab, numTab, "x"},
+		{"12:x", numColon, numColon, "x"},
+		{" 12:x", numColon, numNone, "x"},
+		{"12::x", numColon, numNone, ":x"},
+		{"12345678→x", numArrow, numNone, "x"},
+		{"→x", numArrow, numNone, "x"},
+		{"  plain", numArrow, numNone, "plain"},
+		{"7→", numArrow, numArrow, ""},
+		{"", numTab, numNone, ""},
+	} {
+		n, code := numberAndCode(c.l, c.style)
+		if n != c.n || code != c.code {
+			t.Errorf("numberAndCode(%q, %d) = %d, %q; want %d, %q", c.l, c.style, n, code, c.n, c.code)
 		}
 	}
 }

@@ -312,24 +312,8 @@ const (
 
 // numberedLine says which numbering a line uses.
 func numberedLine(l string) numbering {
-	i := 0
-	for i < len(l) && l[i] == ' ' {
-		i++
-	}
-	d := digits(l[i:])
-	if d == 0 || d > 7 {
-		return numNone
-	}
-	rest := l[i+d:]
-	switch {
-	case strings.HasPrefix(rest, "→"):
-		return numArrow
-	case strings.HasPrefix(rest, "\t"):
-		return numTab
-	case i == 0 && strings.HasPrefix(rest, ":") && !strings.HasPrefix(rest, "::"):
-		return numColon
-	}
-	return numNone
+	n, _ := numberAndCode(l, numNone)
+	return n
 }
 
 // lineNumber parses the number of a numbered line, or returns -1.
