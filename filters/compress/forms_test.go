@@ -567,8 +567,8 @@ func TestIsErrorHit(t *testing.T) {
 		{"pkg/fatal.go:7:func run() {}", "pkg/fatal.go", false},
 		{"src/a.go:2024:    x := 1", "src/a.go", false},
 	} {
-		if got := isErrorHit(hitText(c.line, c.path)); got != c.want {
-			t.Errorf("isErrorHit(%q, %q) = %v, want %v", c.line, c.path, got, c.want)
+		if got := isErrorOrSummaryHit(hitText(c.line, c.path)); got != c.want {
+			t.Errorf("isErrorOrSummaryHit(%q, %q) = %v, want %v", c.line, c.path, got, c.want)
 		}
 	}
 }
@@ -865,7 +865,7 @@ func TestSearchErrorHitsBounded(t *testing.T) {
 	if most := len(text) / 10 * 9 / 4; len(out) > most {
 		t.Errorf("%d bytes of %d, want at most %d", len(out), len(text), most)
 	}
-	if !isErrorHit(hitText("src/pkg000/handler.ts:10:      return c.json({ error: 'request failed validation' }, 400);", "src/pkg000/handler.ts")) {
+	if !isErrorOrSummaryHit(hitText("src/pkg000/handler.ts:10:      return c.json({ error: 'request failed validation' }, 400);", "src/pkg000/handler.ts")) {
 		t.Fatal("the hits are not error hits; the test tests nothing")
 	}
 	if !strings.Contains(out, "src/pkg000/handler.ts:10:      return c.json({ error: ") {

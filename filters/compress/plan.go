@@ -181,7 +181,7 @@ func (p *plan) numberStyle() numbering {
 // are the lines of body.
 func (p *plan) cleanView() {
 	p.vstyle = p.numberStyle()
-	p.vci = p.n > 0 && ciLogPrefix(p.line(0)) > 0 || p.n > 1 && ciLogPrefix(p.line(1)) > 0
+	p.vci = isCILog(p.body)
 	if strings.Contains(p.body, "\x1b[") {
 		p.vbody = stripANSI(p.body)
 		if p.vstarts = lineStarts(p.vbody); len(p.vstarts) != len(p.starts) {
@@ -1060,14 +1060,14 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 	}
 	// location is line k's part of the list, or "" when it names none or
 	// an earlier marker named it (a repeated frame).
-	location := func(k int) (string, uint64) {
-		path, line := parts(k)
+	label := func(path, line string) (string, uint64) {
 		h := locationKey(path, line)
 		if path == "" && line == "" || p.listed[h] {
 			return "", 0
 		}
 		return cleanLabel(path+":"+line, 240), h
 	}
+	location := func(k int) (string, uint64) { return label(parts(k)) }
 	list := func(h uint64) {
 		if p.listed == nil {
 			p.listed = make(map[uint64]bool)
@@ -1131,11 +1131,7 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 				skipped++
 				return "", 0
 			}
-			h := locationKey(path, line)
-			if p.listed[h] {
-				return "", 0
-			}
-			return cleanLabel(path+":"+line, 240), h
+			return label(path, line)
 		}
 		k := i
 		for ; k < j; k++ {

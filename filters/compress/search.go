@@ -149,16 +149,9 @@ func classifySearch(p *plan) {
 	p.headTail(2, 2)
 }
 
-// isErrorHit reports whether a match's text (hitText: the part after
-// "path:12:", or "12:" under an rg --heading) is an error line. Only the
-// text is read: a path cannot make a hit an error line, and a text that
-// opens with "panic: " or "E   " is then read as such a line opens.
-func isErrorHit(text string) bool {
-	return isErrorLineIn(text, bitsOf(text))
-}
-
-// isErrorOrSummaryHit reports whether a match's text is an error line
-// (isErrorHit) or a test run's summary ("3 failed, 400 passed in 12.30s",
+// isErrorOrSummaryHit reports whether a match's text (hitText: the part
+// after "path:12:", or "12:" under an rg --heading) is an error line or a
+// test run's summary ("3 failed, 400 passed in 12.30s",
 // "test result: FAILED. 1 passed; 2 failed"): a search through logs for
 // how a run ended finds its summary, which says that as an error hit says
 // what failed. Only the summaries that open with what isSummaryLine knows
@@ -166,6 +159,8 @@ func isErrorHit(text string) bool {
 // a count, "in 12.30s". Most hits are code, and an exit notice anywhere in
 // a line is an error line already.
 func isErrorOrSummaryHit(text string) bool {
+	// Only the text is read: a path cannot make a hit an error line, and a
+	// text that opens with "panic: " or "E   " is read as such a line opens.
 	m := bitsOf(text)
 	if isErrorLineIn(text, m) {
 		return true
