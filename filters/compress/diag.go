@@ -103,7 +103,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
-		case isErrorLineIn(l, s.bits) || logKind && isLogErrorIn(l, s.bits):
+		case isErrorOrLogError(l, s.bits, logKind):
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {
 					// Each traceback's header frames its block.

@@ -64,6 +64,9 @@ func checkGates(t *testing.T, l string) {
 	}{
 		{"error line", isErrorLineIn(l, s.bits), isErrorLine(l)},
 		{"log error", isLogErrorIn(l, s.bits), isLogError(l)},
+		{"error line, error word known", isErrorLineIn(l, withErrorWord(l, s.bits)), isErrorLine(l)},
+		{"log error, error word known", isLogErrorIn(l, withErrorWord(l, s.bits)), isLogError(l)},
+		{"error or log error", isErrorOrLogError(l, s.bits, true), isErrorLine(l) || isLogError(l)},
 		{"warning", isWarnLineIn(l, s.bits), isWarnLine(l)},
 	} {
 		if g.in != g.want {
@@ -110,6 +113,9 @@ func TestLineGates(t *testing.T) {
 	lines := []string{
 		"E   assert 1 == 2", "FAILED tests/a.py::t - x", "Traceback (most recent call last):",
 		"Segmentation fault (core dumped)", "thread 'main' panicked at src/x.rs:1:2", "error[E0308]: x",
+		"2026-03-01 10:00:00 ERROR [orders] x", "2026-03-01 10:00:00 INFO [http] GET /api/orders 200", "level=error msg=x",
+		`{"level":"error","msg":"x"}`, "[error] x", "[ERROR] x", "Error: x", "src/a.ts(1,2): error TS2322: x",
+		"└ fatal: not a git repository", "x panic: y", "E 12:00:00 x", "CRITICAL x", "SEVERE x", "KeyError",
 		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
 		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
 		"make: *** [x] Error 2", "3 examples, 1 failure", "test_x ... ok", "x ... skipped 'no'",
