@@ -196,10 +196,11 @@ func (s lineScan) mayBeSummary() bool {
 }
 
 // mayBeExitNotice gates isExitNotice(strings.TrimSpace(l)): it needs a
-// "make" prefix, or "xit" or "XIT".
+// "make" prefix, or "xit" or "XIT" and the status's digits. The letters
+// alone pass most lines of a shell trace ("export", "site-packages").
 func (s lineScan) mayBeExitNotice() bool {
 	m := s.bits
-	return !s.plain || s.first() == 'm' || m.has('x') && m.has('i') && m.has('t') || m.has('X') && m.has('I') && m.has('T')
+	return !s.plain || s.first() == 'm' || m.has('0') && (m.has('x') && m.has('i') && m.has('t') || m.has('X') && m.has('I') && m.has('T'))
 }
 
 // failFirst and failLast are the bytes a line isFailingTest accepts can
