@@ -964,7 +964,21 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 		}
 		return "", ""
 	}
-	for i := 0; i < len(l); i++ {
+	if path, line, _ := colonLocation(l, 0); path != "" {
+		return path, line
+	}
+	if m.has('(') && m.has(',') {
+		return parenLocation(l)
+	}
+	return "", ""
+}
+
+// colonLocation finds the first "path:line" of l at or after byte from:
+// the path (a name with a source extension, a drive before it kept), the
+// line, and the offset just past the line's digits; empty parts when
+// there is none.
+func colonLocation(l string, from int) (path, line string, end int) {
+	for i := from; i < len(l); i++ {
 		if k := strings.IndexByte(l[i:], ':'); k < 0 {
 			break
 		} else {
@@ -986,12 +1000,9 @@ func locationPartsIn(l string, m lineBits) (path, line string) {
 		if end := i + 1 + d; end < len(l) && isDigit(l[end]) {
 			continue
 		}
-		return path, l[i+1 : i+1+d]
+		return path, l[i+1 : i+1+d], i + 1 + d
 	}
-	if m.has('(') && m.has(',') {
-		return parenLocation(l)
-	}
-	return "", ""
+	return "", "", len(l)
 }
 
 // withDrive moves the start of a path found in l back over a Windows

@@ -1094,17 +1094,48 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 		n++
 	}
 	if size <= limit+2 {
+		// Room the lines' first locations leave goes to their others, in
+		// line order: a report's prose names several a line ("store.go:136
+		// … store.go:119"), and each is a place the agent may open next.
+		extra := limit - size
 		for k := i; k < j; k++ {
-			part, h := location(k)
-			if part == "" {
+			path, line := parts(k)
+			if path == "" && line == "" {
 				continue
 			}
-			if sep := 2 * min(n, 1); b.Len()+sep+len(part) > limit {
-				more = true
-				continue // a shorter one may still fit
+			if part, h := label(path, line); part != "" {
+				if sep := 2 * min(n, 1); b.Len()+sep+len(part) > limit {
+					more = true
+					continue // a shorter one may still fit
+				}
+				add(part)
+				list(h)
 			}
-			add(part)
-			list(h)
+			if extra <= 0 {
+				continue
+			}
+			v := p.viewLine(k)
+			if len(v) > 4000 {
+				v = v[:4000] // as far as locationParts reads
+			}
+			for from := 0; from < len(v); {
+				path, line, end := colonLocation(v, from)
+				from = end
+				if path == "" {
+					break
+				}
+				part, h := label(path, line)
+				if part == "" {
+					continue // the first, or named before
+				}
+				if len(part)+2 > extra || b.Len()+2+len(part) > limit {
+					more = true
+					continue
+				}
+				extra -= len(part) + 2
+				add(part)
+				list(h)
+			}
 		}
 	} else {
 		// Not all fit: the ends of the run are named, half the list each,
