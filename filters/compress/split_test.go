@@ -86,6 +86,9 @@ var sourceSet = map[string]string{
 	// Round 10: claude-code-ohmyposh-b.jsonl.gz holds 7 oh-my-posh sessions
 	// that did not fit round 9's file; their ids start
 	// "claude-code-ohmyposh__", so they tune with it (tuning).
+	// Round 11, the round's only new source, placed before any of its
+	// outputs was compressed: measured only.
+	"claude-code-chkit": "test", // Claude Code 2.1 native transcripts, obsessiondb/chkit (TypeScript, Bun: bun test, tsc, biome, turbo)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -115,6 +118,7 @@ var sessionAgents = map[string]string{
 	"claude-code-entirecontext":    "claude-code-entirecontext",
 	"codex-cli-entirecontext":      "codex-cli-entirecontext",
 	"claude-code-ohmyposh":         "claude-code-ohmyposh",
+	"claude-code-chkit":            "claude-code-chkit",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -211,7 +215,7 @@ func TestQualitySplit(t *testing.T) {
 		switch sourceOf(s.record) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
-			"claude-code-entirecontext", "codex-cli-entirecontext":
+			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit":
 			field = append(field, s)
 		}
 	}
