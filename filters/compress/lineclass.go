@@ -662,7 +662,12 @@ func isErrorOrLogError(l string, m lineBits, logKind bool) bool {
 	if !logKind {
 		return isErrorLineIn(l, m)
 	}
-	m = withErrorWord(l, m)
+	// Only a line with one of the marks the costly searches need (a
+	// colon, a bracket, an 'E', '=' or '"') is worth the search: prose
+	// has the letters and none of them.
+	if m.has(':') || m.has('[') || m.has('E') || m.has('=') || m.has('"') {
+		m = withErrorWord(l, m)
+	}
 	return isErrorLineIn(l, m) || isLogErrorIn(l, m)
 }
 
