@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -1008,6 +1009,23 @@ func colonLocation(l string, from int) (path, line string, end int) {
 		return path, l[i+1 : i+1+d], i + 1 + d
 	}
 	return "", "", len(l)
+}
+
+// colonLocations yields every "path:line" of l (colonLocation's form), as
+// far as locationParts reads a line.
+func colonLocations(l string) iter.Seq2[string, string] {
+	return func(yield func(path, line string) bool) {
+		if len(l) > 4000 {
+			l = l[:4000]
+		}
+		for from := 0; from < len(l); {
+			path, line, end := colonLocation(l, from)
+			if path == "" || !yield(path, line) {
+				return
+			}
+			from = end
+		}
+	}
 }
 
 // withDrive moves the start of a path found in l back over a Windows

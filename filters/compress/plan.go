@@ -798,17 +798,13 @@ func (p *plan) locationCost(most int) (reserve, all int) {
 		// room: its path:line ones, else the one locationParts finds in
 		// another form (File "a.py", line 3; a.ts(3,1)).
 		v := p.viewLine(k)
-		if len(v) > 4000 {
-			v = v[:4000] // as far as locationParts reads
-		}
 		found := false
-		for from := 0; from < len(v) && tally.bytes < p.budget; {
-			path, line, end := colonLocation(v, from)
-			if path == "" {
+		for path, line := range colonLocations(v) {
+			tally.add(path, line)
+			found = true
+			if tally.bytes >= p.budget {
 				break
 			}
-			tally.add(path, line)
-			found, from = true, end
 		}
 		if !found {
 			tally.add(locationParts(v))
@@ -1135,16 +1131,7 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 			if extra <= 0 {
 				continue
 			}
-			v := p.viewLine(k)
-			if len(v) > 4000 {
-				v = v[:4000] // as far as locationParts reads
-			}
-			for from := 0; from < len(v); {
-				path, line, end := colonLocation(v, from)
-				from = end
-				if path == "" {
-					break
-				}
+			for path, line := range colonLocations(p.viewLine(k)) {
 				part, h := label(path, line)
 				if part == "" {
 					continue // the first, or named before
