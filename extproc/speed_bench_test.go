@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -89,19 +90,24 @@ func BenchmarkRewrite(b *testing.B) {
 	}
 }
 
+// freshNonce numbers the "new" bodies of the whole process. The caches
+// (compression, digests, summaries) live as long as the process, so a
+// count that restarted with each benchmark run would make every -count run
+// after the first, and every profile after the first, a run of bodies the
+// caches had seen.
+var freshNonce atomic.Int64
+
 // eachBody runs fn once per benchmark iteration on a body of about size
-// bytes: the same one every time, or, with fresh, a new one each time
-// (built outside the timer).
+// bytes: the same one every time, or, with fresh, one no earlier iteration
+// of the process has built (built outside the timer).
 func eachBody(b *testing.B, bb *benchbody.Builder, size int, fresh bool, fn func(body []byte)) {
 	body := bb.Body(size, "warm")
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	i := 0
 	for b.Loop() {
 		if fresh {
 			b.StopTimer()
-			body = bb.Body(size, strconv.Itoa(i))
-			i++
+			body = bb.Body(size, strconv.FormatInt(freshNonce.Add(1), 10))
 			b.StartTimer()
 		}
 		fn(body)

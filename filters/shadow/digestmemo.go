@@ -1,45 +1,31 @@
 package shadow
 
 import (
+	"crypto/sha256"
 	"hash/maphash"
 
 	"github.com/toolproc/toolproc/filters/memo"
 )
 
-// digests remembers the ids and cache keys of contents seen recently.
-// Every later turn of a conversation carries the same results, and each
-// one's id (HMAC-SHA-256) and cache key (SHA-256) were a quarter of the CPU
-// of a request whose results were all cached (issue 14); a seeded maphash
-// of the same bytes costs a fraction of that. The key covers everything
-// the digest depends on (kind, secret, tenant or strategy, content). Up to
-// two generations of 65,536 entries (about 10 MB).
-var digests = memo.New[string](1<<16, nil)
-
-const (
-	memoID  = 'i'
-	memoKey = 'k'
-)
+// fingerprints remembers the SHA-256 of contents seen recently. Every
+// later turn of a conversation carries the same results, and hashing each
+// one for its id and cache key was a quarter of the CPU of a request whose
+// results were all cached (issue 14); a seeded maphash of the same bytes
+// costs a fraction of that. Ids and cache keys are derived from the
+// fingerprint (Keyring.ID, CacheKey) at a cost independent of the
+// content's size. Up to two generations of 65,536 entries (about 6 MB).
+var fingerprints = memo.New[[sha256.Size]byte](1<<16, nil)
 
 // minMemoContent: smaller contents are hashed directly; the memo's own
 // hashing and locking would cost as much.
 const minMemoContent = 1024
 
-func digest(kind byte, a, b string, content []byte, compute func() string) string {
+// fingerprint is SHA-256(content), remembered for contents of
+// minMemoContent bytes or more.
+func fingerprint(content []byte) [sha256.Size]byte {
 	if len(content) < minMemoContent {
-		return compute()
+		return sha256.Sum256(content)
 	}
-	k := digests.Key(func(h *maphash.Hash) {
-		_ = h.WriteByte(kind)
-		writeField(h, a)
-		writeField(h, b)
-		_, _ = h.Write(content)
-	})
-	return digests.Get(k, compute)
-}
-
-// writeField writes s with its length, so fields cannot run into each other.
-func writeField(h *maphash.Hash, s string) {
-	n := len(s)
-	_, _ = h.Write([]byte{byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)})
-	_, _ = h.WriteString(s)
+	k := fingerprints.Key(func(h *maphash.Hash) { _, _ = h.Write(content) })
+	return fingerprints.Get(k, func() [sha256.Size]byte { return sha256.Sum256(content) })
 }

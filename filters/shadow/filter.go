@@ -198,13 +198,15 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 	}
 
 	orig := ReadOnlyBytes(text)
-	id := f.env.Keys.ID(f.env.Tenant, orig)
+	// One fingerprint (one pass over the bytes) for the id and the key.
+	sum := fingerprint(orig)
+	id := f.env.Keys.id(f.env.Tenant, sum)
 	ref := Reference(id, len(orig), f.opts.Tool)
 	// The hint is part of the key: the strategy reads it to pick the kind
 	// (a grep_search and a view_file result of the same bytes compress
 	// differently), and the bytes must be a function of the request alone,
 	// never of which result the store happened to see first (finding 14).
-	key := CacheKey(orig, f.strategyDesc()+"|"+hintKey(r))
+	key := cacheKey(sum, f.strategyDesc()+"|"+hintKey(r))
 	ctx := f.env.Ctx
 
 	body, kind, name, hit, err := f.cached(ctx, key)

@@ -179,22 +179,27 @@ func (k Keyring) tenantHash(name, value string) string {
 }
 
 // ID is the shadow id for content of a tenant: "sh_" + 32 lowercase hex
-// chars (128 bits) of HMAC-SHA-256(secret, tenant 0x00 content). It is
-// deterministic across turns, restarts and replicas that share the secret.
+// chars (128 bits) of HMAC-SHA-256(secret, tenant 0x00 SHA-256(content)).
+// It is deterministic across turns, restarts and replicas that share the
+// secret. The HMAC covers the content's SHA-256, not the content itself:
+// the same fingerprint keys the compression cache (CacheKey), so a result
+// is hashed once, not once per digest (SHA-256 was a sixth of a new 1 MB
+// request's rewrite); SHA-256's collision resistance keeps the id a PRF of
+// the content.
 func (k Keyring) ID(tenant string, content []byte) string {
-	return digest(memoID, string(k.secret), tenant, content, func() string { return k.id(tenant, content) })
+	return k.id(tenant, fingerprint(content))
 }
 
-func (k Keyring) id(tenant string, content []byte) string {
+func (k Keyring) id(tenant string, sum [sha256.Size]byte) string {
 	h := hmac.New(sha256.New, k.secret)
-	h.Write([]byte("toolproc/id/v2\x00"))
+	h.Write([]byte("toolproc/id/v3\x00"))
 	h.Write([]byte(tenant))
 	h.Write([]byte{0})
-	h.Write(content)
-	var sum [sha256.Size]byte
+	h.Write(sum[:])
+	var mac [sha256.Size]byte
 	var out [IDLen]byte
 	copy(out[:], IDPrefix)
-	hex.Encode(out[len(IDPrefix):], h.Sum(sum[:0])[:idHexLen/2])
+	hex.Encode(out[len(IDPrefix):], h.Sum(mac[:0])[:idHexLen/2])
 	return string(out[:])
 }
 
@@ -229,27 +234,29 @@ func ValidID(s string) bool {
 func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
 // cacheFormat names everything about the cached bytes that is decided by
-// this package (the reference format). Bump it when Reference changes so
-// replicas of different versions never share incompatible entries.
-const cacheFormat = "toolproc/cache/v1"
+// this package (the reference format) and how the key is derived. Bump it
+// when Reference changes so replicas of different versions never share
+// incompatible entries. v2: the key covers the content's SHA-256.
+const cacheFormat = "toolproc/cache/v2"
 
 // CacheKey is the key of a compressed result in the cache: 64 lowercase hex
-// chars of SHA-256 over a format version, strategy and content. strategy
-// must describe everything that decides the output (the strategy name and
-// its options, e.g. "local budget=4096 keep=head+tail"); it is
-// length-prefixed, so no strategy/content split can collide with another.
+// chars of SHA-256 over a format version, strategy and the content's
+// SHA-256. strategy must describe everything that decides the output (the
+// strategy name and its options, e.g. "local budget=4096 keep=head+tail");
+// it is length-prefixed, so no strategy/content split can collide with
+// another.
 func CacheKey(content []byte, strategy string) string {
-	return digest(memoKey, "", strategy, content, func() string { return cacheKey(content, strategy) })
+	return cacheKey(fingerprint(content), strategy)
 }
 
-func cacheKey(content []byte, strategy string) string {
+func cacheKey(sum [sha256.Size]byte, strategy string) string {
 	h := sha256.New()
 	h.Write([]byte(cacheFormat))
 	h.Write([]byte{0})
 	var n [binary.MaxVarintLen64]byte
 	h.Write(n[:binary.PutUvarint(n[:], uint64(len(strategy)))])
 	h.Write([]byte(strategy))
-	h.Write(content)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0]))
+	h.Write(sum[:])
+	var key [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(key[:0]))
 }
