@@ -89,6 +89,8 @@ var sourceSet = map[string]string{
 	// Round 11, the round's only new source, placed before any of its
 	// outputs was compressed: measured only.
 	"claude-code-chkit": "test", // Claude Code 2.1 native transcripts, obsessiondb/chkit (TypeScript, Bun: bun test, tsc, biome, turbo)
+	// Round 12's only new source; the alternation (test, tuning by order of addition) puts it in tuning.
+	"claude-code-napolimatcha": "tuning", // Claude Code, theogbrand/napoli-matcha (TypeScript, vitest)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -119,6 +121,7 @@ var sessionAgents = map[string]string{
 	"codex-cli-entirecontext":      "codex-cli-entirecontext",
 	"claude-code-ohmyposh":         "claude-code-ohmyposh",
 	"claude-code-chkit":            "claude-code-chkit",
+	"claude-code-napolimatcha":     "claude-code-napolimatcha",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
