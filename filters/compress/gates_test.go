@@ -36,6 +36,9 @@ func checkGates(t *testing.T, l string) {
 			t.Errorf("%s gate rejects %q", g.name, l)
 		}
 	}
+	if s.plain && s.t != strings.TrimSpace(l) {
+		t.Errorf("plain line %q: t %q, strings.TrimSpace %q", l, s.t, strings.TrimSpace(l))
+	}
 	f := s.features(l)
 	t0 := trimLeft(l)
 	for _, g := range []struct {
@@ -125,6 +128,11 @@ func TestLineGates(t *testing.T) {
 		"____ test_x ____", "---- x stdout ----", "  --- FAIL: TestX (0.0s)", "===========", "-----------",
 		"src/a.py:12: in f", "    at x.y(Z.java:3)", "goroutine 1 [running]:", "\v--- FAIL: x",
 		"2024-05-20 12:00:00 E worker died", "level=error msg=x", `{"level":"error"}`, "CRITICAL x", "SEVERE x",
+		// A multi-byte character inside a line leaves it plain; one at
+		// either end of the trimmed text does not (it may be a space).
+		"    28→FAILED tests/a.py::t - x", "    12→Error: x", "     3→==== 1 failed in 0.1s ====", "  ● Calc › adds", "✓ a ✓",
+		"FAILED x\u00a0", "x\u2028", "a\u0085", "(fail) a › b [1ms]", "ℹ tests 3 ✓", "Résumé: 3 failed, 1 passed in 0.2s",
+		"12→  3 passed in 0.1s", "x → y Traceback (most recent call last):", "é", "a é b", "\u00a0x\u00a0",
 		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
 		"UserWarning x", "2 failed, 10 passed in 0.42s", "12) x", "2026-03-01 10:00:00 INFO x", "a12:30:45", "x 2024/05/20 y",
 		"1a2024-05-20", "12:3:45 12:34:56", "src/a.go:12:x", "src/a.go-12-x", "src/a.py:    return x", "a (b", "a/b=c", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
@@ -146,6 +154,8 @@ func TestLineGates(t *testing.T) {
 func FuzzLineGates(f *testing.F) {
 	f.Add("FAILED tests/a.py::t - x")
 	f.Add("Traceback (most recent call last):")
+	f.Add("    28→FAILED tests/a.py::t - x")
+	f.Add("FAILED x\u00a0")
 	f.Fuzz(func(t *testing.T, l string) {
 		if !strings.Contains(l, "\n") {
 			checkGates(t, l)

@@ -1,6 +1,9 @@
 package compress
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // One pass per line (issue 23, item 4). The diagnostic classifier asks
 // about thirty questions of every line, most of them substring searches
@@ -14,13 +17,16 @@ import "strings"
 // check each gate against its predicate on every line of the samples.
 
 // lineBits is a set of bytes seen in a line: most letters, any digit,
-// twelve marks the predicates look for, and bitOdd for a byte that makes the
-// trimmed bounds unreliable (a non-ASCII byte, which may be a Unicode
-// space, or \r, \v, \f, which strings.TrimSpace and trimRight trim
-// differently). Other bytes are not tracked: has reports them present.
+// twelve marks the predicates look for, bitNonASCII for any byte of a
+// multi-byte character, and bitOdd for \r, \v or \f, which
+// strings.TrimSpace and trimRight trim differently. Other bytes are not
+// tracked: has reports them present.
 type lineBits uint64
 
-const bitOdd lineBits = 1 << 63
+const (
+	bitNonASCII lineBits = 1 << 60
+	bitOdd      lineBits = 1 << 63
+)
 
 // bitRrorKnown and bitRror record, past the byte set, whether the line
 // holds "rror" or "RROR": every error word the predicates look for
@@ -44,7 +50,9 @@ var byteBits = func() (t [256]lineBits) {
 		t[c] = next()
 	}
 	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = next()
+		if c != 'Q' { // no predicate asks for it; its bit is bitNonASCII's
+			t[c] = next()
+		}
 	}
 	digit := next()
 	for c := '0'; c <= '9'; c++ {
@@ -54,15 +62,15 @@ var byteBits = func() (t [256]lineBits) {
 		t[c] = next()
 	}
 	for c := 0x80; c < 256; c++ {
-		t[c] = bitOdd
+		t[c] = bitNonASCII
 	}
 	t['\r'], t['\v'], t['\f'] = bitOdd, bitOdd, bitOdd
 	return t
 }()
 
 // has reports whether c may occur in the line: false only when c is
-// tracked and absent (a non-ASCII byte, \r, \v or \f counts as present
-// when any of them is).
+// tracked and absent (a non-ASCII byte counts as present when any is, and
+// \r, \v or \f when any of them is).
 func (m lineBits) has(c byte) bool {
 	b := byteBits[c]
 	return b == 0 || m&b != 0
@@ -73,14 +81,20 @@ type lineScan struct {
 	bits lineBits
 	// t is the line without leading and trailing spaces and tabs. When
 	// plain, it is also strings.TrimSpace of the line and trimLeft's
-	// result starts where t does.
+	// result starts where t does: the line holds no \r, \v or \f, and t
+	// starts and ends with an ASCII byte, so no Unicode space (U+0085,
+	// U+00A0, U+2000…) can lie at either end. A multi-byte character
+	// inside it (Claude Code's Read puts "→" after every line number)
+	// leaves it plain.
 	t     string
 	plain bool
 }
 
 func scanLine(l string) lineScan {
 	m := bitsOf(l)
-	return lineScan{bits: m, t: trimRight(trimLeft(l)), plain: m&bitOdd == 0}
+	t := trimRight(trimLeft(l))
+	plain := m&bitOdd == 0 && (m&bitNonASCII == 0 || t[0] < utf8.RuneSelf && t[len(t)-1] < utf8.RuneSelf)
+	return lineScan{bits: m, t: t, plain: plain}
 }
 
 // maxScan is the longest line bitsOf reads. A longer one (minified JSON,
