@@ -4,9 +4,10 @@ import "strings"
 
 // classifyDiff keeps the skeleton of a unified or git diff: file headers
 // (diff --git, mode, rename, ---/+++, Binary files) and commit headers are
-// critical, and a line of per-file counts goes on top; then each hunk's
-// header with its first changed lines, in order, then later changed lines
-// of every hunk; unchanged context lines and index lines last. Markers count what they
+// critical, and a line of per-file counts goes on top; then changed
+// lines that open a definition, then each hunk's header with its first
+// changed lines, in order, then later changed lines of every hunk;
+// unchanged context lines and index lines last. Markers count what they
 // stand for: "[… 120 lines omitted: 80 added, 30 removed, 10 context …]".
 func classifyDiff(p *plan) {
 	p.style = reasonCounted
@@ -54,9 +55,16 @@ func classifyDiff(p *plan) {
 				// first pair of a hunk's first block shares the rank of its
 				// header, so (ties go by position) every hunk keeps its
 				// header and its first change before any hunk keeps more.
-				rank := min(block, 1<<16)*64 + 1 + min(off/8, 62)
-				if block == 0 && off < 2 {
+				// A changed line that opens a definition goes before all
+				// of them: the function or type it names is what the
+				// agent calls, greps or edits next (issue 23), and it sits
+				// anywhere in its hunk (a new file is one long block).
+				rank := min(block, 1<<16)*64 + 2 + min(off/8, 62)
+				switch {
+				case isDefinition(l[1:]):
 					rank = 0
+				case block == 0 && off < 2:
+					rank = 1
 				}
 				p.set(i, tierHigh, rank, cat)
 				off++
@@ -86,7 +94,7 @@ func classifyDiff(p *plan) {
 			// identifiers on changed lines are what an agent greps,
 			// opens or edits next (issue 23), and the per-file counts on
 			// top say what the hunks dropped here changed.
-			p.set(i, tierHigh, 0, catOther)
+			p.set(i, tierHigh, 1, catOther)
 			oldLeft, newLeft = hunkCounts(l)
 			inHunk = true
 			pos = 0

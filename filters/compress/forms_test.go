@@ -1199,3 +1199,51 @@ func TestCILogs(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffDefinitionsFirst: a changed line that opens a definition is
+// what the agent calls or edits next, so it ranks before the first
+// changes of every hunk, and with many hunks under a tight aim the hunk
+// headers go after both, while every file header stays. The diff is a
+// real one from the tuning set: Codex CLI's `git diff` of four release
+// files in EntityProcess/agentv (testenv/sessions/corpus, MIT), whose
+// next step used the functions added to scripts/publish.ts.
+func TestDiffDefinitionsFirst(t *testing.T) {
+	const id = "codex-cli-agentv__019ed917-1cf7-72a3-92f5-c0aa98fb134e#call_yDNw7C1oxBgMbpKyaWzgh7g0"
+	var rec *record
+	for _, r := range loadHeldOutSessions(t) {
+		if r.ID == id {
+			rec = &r
+			break
+		}
+	}
+	if rec == nil {
+		t.Fatalf("%s not in the committed sessions", id)
+	}
+	files := []string{".github/workflows/publish.yml", ".github/workflows/release.yml", "scripts/publish.ts", "scripts/release.ts"}
+	for _, c := range []struct {
+		ratio float64
+		want  []string
+	}{
+		{4, []string{"+function readPackageJson(pkgDir: string): PackageJson {", "+async function getPublishedVersion(name: string, version: string)"}},
+		{10, []string{"+function readPackageJson(pkgDir: string): PackageJson {"}},
+	} {
+		s := Structural(StructuralOptions{TargetRatio: c.ratio})
+		out, rep := s.Compress(rec.Output, rec.hint())
+		if rep.Kind != KindDiff || !rep.Changed {
+			t.Fatalf("%gx: kind %s, changed %v", c.ratio, rep.Kind, rep.Changed)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%gx: the definition %q was dropped:\n%s", c.ratio, w, out)
+			}
+		}
+		for _, f := range files {
+			if !strings.Contains(out, "diff --git a/"+f+" b/"+f) {
+				t.Errorf("%gx: file %s not named", c.ratio, f)
+			}
+		}
+		if err := checkGuards(s, rec.Output, rec.hint()); err != nil {
+			t.Errorf("%gx: %v", c.ratio, err)
+		}
+	}
+}
