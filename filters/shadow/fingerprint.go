@@ -13,7 +13,7 @@ import (
 // results were all cached (issue 14); a seeded maphash of the same bytes
 // costs a fraction of that. Ids and cache keys are derived from the
 // fingerprint (Keyring.ID, CacheKey) at a cost independent of the
-// content's size. Up to two generations of 65,536 entries (about 6 MB).
+// content's size. Up to two generations of 65,536 entries (about 7 MB).
 var fingerprints = memo.New[[sha256.Size]byte](1<<16, nil)
 
 // minMemoContent: smaller contents are hashed directly; the memo's own
