@@ -289,38 +289,71 @@ func Unescape(s string) string {
 	if k < 0 {
 		return s
 	}
-	out := make([]byte, 0, len(s))
-	for k >= 0 {
-		out = append(out, s[:k]...)
-		s = s[k:]
-		if len(s) < 2 {
+	// No escape decodes to more bytes than it takes (\uXXXX to at most
+	// three, a surrogate pair of twelve to four) but a cut "\u" at the very
+	// end (three for two), so len(s) plus a word of slack holds the text
+	// and the eight-byte stores below, which never run ahead of the input
+	// (n <= i).
+	out := make([]byte, len(s)+8)
+	n := copy(out, s[:k])
+	i := k
+	p := unsafe.Pointer(unsafe.StringData(s))
+	for i < len(s) {
+		// s[i] is a backslash.
+		if i+1 == len(s) {
+			out[n] = '\\'
+			n++
 			break
 		}
-		switch c := s[1]; c {
+		switch c := s[i+1]; c {
 		case 'n':
-			out = append(out, '\n')
+			out[n] = '\n'
 		case 't':
-			out = append(out, '\t')
+			out[n] = '\t'
 		case 'r':
-			out = append(out, '\r')
+			out[n] = '\r'
 		case 'b':
-			out = append(out, '\b')
+			out[n] = '\b'
 		case 'f':
-			out = append(out, '\f')
+			out[n] = '\f'
 		case 'u':
-			r, used := unicodeEscape(s)
-			out = utf8.AppendRune(out, r)
-			s = s[used:]
-			k = strings.IndexByte(s, '\\')
+			r, used := unicodeEscape(s[i:])
+			n += utf8.EncodeRune(out[n:], r)
+			i += used
+			n, i = copyPlain(out, n, s, p, i)
 			continue
 		default: // '"', '\\', '/'
-			out = append(out, c)
+			out[n] = c
 		}
-		s = s[2:]
-		k = strings.IndexByte(s, '\\')
+		n, i = n+1, i+2
+		n, i = copyPlain(out, n, s, p, i)
 	}
-	out = append(out, s...)
-	return unsafe.String(unsafe.SliceData(out), len(out))
+	return unsafe.String(unsafe.SliceData(out), n)
+}
+
+// copyPlain copies s from i up to its next backslash (or its end) to out
+// at n, eight bytes at a time with skipPlain's SWAR test, and returns both
+// positions after the run. A tool output escapes a line break every few
+// dozen bytes, where a call to IndexByte and one to memmove per run cost
+// more than the run (issue 23's CPU goal).
+func copyPlain(out []byte, n int, s string, p unsafe.Pointer, i int) (int, int) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(s) {
+		x := *(*uint64)(unsafe.Add(p, i)) // little-endian, unaligned: amd64 and arm64 allow it
+		_ = out[n+7]                      // the store below stays inside out
+		*(*uint64)(unsafe.Pointer(&out[n])) = x
+		q := x ^ (ones * '\\')
+		if hit := (q - ones) &^ q & highs; hit != 0 {
+			z := bits.TrailingZeros64(hit) / 8
+			return n + z, i + z
+		}
+		i, n = i+8, n+8
+	}
+	for i < len(s) && s[i] != '\\' {
+		out[n] = s[i]
+		i, n = i+1, n+1
+	}
+	return n, i
 }
 
 // unicodeEscape decodes the \uXXXX escape (and its low surrogate, when it
