@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"crypto/sha256"
 
 	"github.com/tidwall/gjson"
 
@@ -387,7 +388,8 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		before, after := 0, 0
 		for _, t := range r.Texts {
 			ex.text = t.Text()
-			id, hint := f.ref(t.Text())
+			id, hint, sum := f.refSum(t.Text())
+			ex.sum = sum
 			s := summarizeResult(ex, hint)
 			e := wire.SetString(t.Span, s)
 			if len(e.Raw) >= t.Span.End-t.Span.Start {
@@ -408,7 +410,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			}
 			// The summary reads the object's longest string (the output
 			// itself); the original kept is the whole object.
-			ex.text = longestString(j.Raw)
+			ex.text, ex.sum = longestString(j.Raw), nil // the original kept is the object, not this text
 			id, hint := f.ref(j.Raw)
 			key := `{"output":`
 			if r.IsError {
@@ -441,11 +443,19 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 // only on the tenant and the bytes, so the summary is the same on every
 // turn and on every replica.
 func (f *Filter) ref(value string) (id, hint string) {
+	id, hint, _ = f.refSum(value)
+	return id, hint
+}
+
+// refSum is ref, with value's shadow.Fingerprint (nil when no original can
+// be kept) for the caches that key by it.
+func (f *Filter) refSum(value string) (id, hint string, sum *[sha256.Size]byte) {
 	if !f.canKeep() {
-		return "", notKeptHint
+		return "", notKeptHint, nil
 	}
-	id = f.env.Keys.ID(f.env.Tenant, shadow.ReadOnlyBytes(value))
-	return id, expandHint(f.opts.Tool, id)
+	s := shadow.Fingerprint(shadow.ReadOnlyBytes(value))
+	id = f.env.Keys.IDOf(f.env.Tenant, s)
+	return id, expandHint(f.opts.Tool, id), &s
 }
 
 // canKeep reports whether this request's originals can be kept for

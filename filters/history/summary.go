@@ -1,6 +1,7 @@
 package history
 
 import (
+	"crypto/sha256"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,10 @@ type exchange struct {
 	args     gjson.Result // the call's arguments as an object (may not exist)
 	isError  bool
 	text     string
+	// sum is text's shadow.Fingerprint when ref computed it (nil when the
+	// request keeps no originals or text is not what was kept): the key
+	// lines' cache is keyed by it instead of hashing text again.
+	sum *[sha256.Size]byte
 }
 
 // summarizeResult returns the summary of one old result: a first line
@@ -64,12 +69,12 @@ func summarizeResult(ex exchange, hint string) string {
 	var fs facts
 	switch ex.category {
 	case Terminal, Other:
-		fs = cachedFacts(ex.text, true)
+		fs = cachedFacts(ex.text, true, ex.sum)
 		key, more = fs.key, fs.more
 		failed = failed || fs.failed
 	default:
 		if ex.isError {
-			fs = cachedFacts(ex.text, false)
+			fs = cachedFacts(ex.text, false, ex.sum)
 			key, more = fs.key, fs.more
 		} else {
 			fs.lines = clamp.CountLines(ex.text)

@@ -20,6 +20,12 @@ var fingerprints = memo.New[[sha256.Size]byte](1<<16, nil)
 // hashing and locking would cost as much.
 const minMemoContent = 1024
 
+// Fingerprint is SHA-256(content), remembered for contents of
+// minMemoContent bytes or more: the identity a shadow id (IDOf) and a
+// cache key derive from, which other caches of the same content may key by
+// instead of hashing it again.
+func Fingerprint(content []byte) [sha256.Size]byte { return fingerprint(content) }
+
 // fingerprint is SHA-256(content), remembered for contents of
 // minMemoContent bytes or more.
 func fingerprint(content []byte) [sha256.Size]byte {

@@ -190,6 +190,9 @@ func (k Keyring) ID(tenant string, content []byte) string {
 	return k.id(tenant, fingerprint(content))
 }
 
+// IDOf is ID for a content whose Fingerprint is sum.
+func (k Keyring) IDOf(tenant string, sum [sha256.Size]byte) string { return k.id(tenant, sum) }
+
 func (k Keyring) id(tenant string, sum [sha256.Size]byte) string {
 	h := hmac.New(sha256.New, k.secret)
 	h.Write([]byte("toolproc/id/v3\x00"))
