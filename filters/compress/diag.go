@@ -13,6 +13,10 @@ import (
 // locations, innermost and outermost traceback frames, warnings. Then the
 // output of each failure, context around critical lines, the head and the
 // tail; passing tests and shell traces last.
+// maxTextSummaries bounds the run summaries kept at any price in an output
+// that is not a test log.
+const maxTextSummaries = 8
+
 func classifyDiagnostic(p *plan, kind Kind) {
 	p.cleanView()
 	// Summaries and exit notices (rank 0), failing tests (rank 1) and the
@@ -42,6 +46,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	commitLine := -2  // the last git commit summary line
+	textSummaries := 0
 	for i, l := range p.allViews() {
 		s := scanLine(l)
 		feat := s.features(l)
@@ -103,6 +108,21 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
+		case !test && s.mayBeSummary() && isSummaryLine(l):
+			// A run's summary in an output not read as a test log (a
+			// script or make target that runs the tests among other
+			// steps, a test command behind `cd x &&`) says as much as it
+			// does in one. Past a few, lines of that shape are something
+			// else (TAP's "ok 12 - name" rows): high, not kept at any price.
+			if textSummaries < maxTextSummaries {
+				textSummaries++
+				p.set(i, tierCritical, 0, catOut)
+				if seenMust.add(hash64(l)) {
+					p.set(i, tierFill, 0, catRepeat)
+				}
+			} else {
+				p.set(i, tierHigh, 0, catOut)
+			}
 		case isErrorOrLogError(l, s.bits, logKind):
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {

@@ -1247,3 +1247,69 @@ func TestDiffDefinitionsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestSummariesOutsideTestLogs: a run's summary is kept wherever it
+// appears, not only in an output read as a test log: a make target or a
+// script that runs the tests among other steps prints one line of it in a
+// build log. Each line below, alone in 180 lines of build output (read as
+// text), survives at 4x. And a type checker's or linter's last line
+// ("Found 1 error.") is a summary too: in a real `bun test && biome
+// check` output it is kept at 4x, where it was dropped before.
+func TestSummariesOutsideTestLogs(t *testing.T) {
+	for _, l := range []string{
+		"5 passed, 1 warning in 0.12s", "Ran 12 tests in 0.034s", "OK (skipped=3)", "ok  \tgithub.com/a/b/pkg\t0.123s",
+		"PASS", "tests finished: 10 passed, 2 failed, in 1.23 seconds", "Tests:       1 failed, 12 passed, 13 total",
+		"test result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+		"12 examples, 2 failures", "Tests: 10, Assertions: 20, Failures: 1.", "      Tests  1 failed | 12 passed (13)",
+		"!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
+		"Found 3 errors in 2 files.", "Success: no issues found in 12 source files",
+	} {
+		var b strings.Builder
+		for i := range 120 {
+			fmt.Fprintf(&b, "  step %03d: compiling module number %d of the build output here\n", i, i)
+		}
+		b.WriteString(l + "\n")
+		for i := range 60 {
+			fmt.Fprintf(&b, "  after %03d: writing artifact chunk %d to the output folder\n", i, i)
+		}
+		h := Hint{ToolName: "Bash", Args: `{"command":"make build"}`}
+		s := Structural(StructuralOptions{TargetRatio: 4})
+		out, rep := s.Compress(b.String(), h)
+		if rep.Kind != KindText || !rep.Changed {
+			t.Fatalf("%q: kind %s, changed %v; want text, changed", l, rep.Kind, rep.Changed)
+		}
+		if !strings.Contains(out, l) {
+			t.Errorf("the summary %q was dropped:\n%s", l, out)
+		}
+		if err := checkGuards(s, b.String(), h); err != nil {
+			t.Errorf("%q: %v", l, err)
+		}
+	}
+	// TAP's "ok 12 - name" rows are passing tests, not go test's "ok pkg
+	// 0.1s" summaries: 300 of them were all kept at any price.
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "ok %d - the step number %d of the plan ran\n", i, i)
+	}
+	if out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(b.String(), Hint{ToolName: "Bash", Args: `{"command":"./plan.sh"}`}); len(out) > b.Len()/3 {
+		t.Errorf("300 TAP rows took %d of %d bytes at 4x", len(out), b.Len())
+	}
+
+	const id = "claude-code-contextevaluator__054bd433-cf13-416a-af41-48f036301c08#toolu_01WeJqMeZoA3Xxjx4Ve2yTLi"
+	var rec *record
+	for _, r := range loadHeldOutSessions(t) {
+		if r.ID == id {
+			rec = &r
+			break
+		}
+	}
+	if rec == nil {
+		t.Fatalf("%s not in the committed sessions", id)
+	}
+	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(rec.Output, rec.hint())
+	for _, w := range []string{"Found 1 error.", " 1309 pass", " 0 fail"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("4x: %q was dropped:\n%s", w, out)
+		}
+	}
+}

@@ -133,7 +133,8 @@ func ruleTitle(l string, c byte) string {
 	return strings.TrimSpace(t[i:j])
 }
 
-// isSummaryLine matches run summaries of the common test runners.
+// isSummaryLine matches run summaries of the common test runners and the
+// last line of the common type checkers and linters.
 func isSummaryLine(l string) bool {
 	t := strings.TrimSpace(l)
 	if t == "" {
@@ -172,7 +173,7 @@ func isSummaryLine(l string) bool {
 		return true
 	case t == "PASS" || t == "FAIL": // go test
 		return true
-	case (strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "ok\t")) && len(strings.Fields(t)) >= 2: // go test package
+	case (strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "ok\t")) && isGoTestPackageOK(t): // go test package
 		return true
 	case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "FAIL ") && len(strings.Fields(t)) >= 2 && !strings.HasPrefix(t, "FAIL: "):
 		return true
@@ -192,6 +193,10 @@ func isSummaryLine(l string) bool {
 	case strings.HasPrefix(t, "Tests ") && (strings.Contains(t, " failed") || strings.Contains(t, " passed")) && strings.HasSuffix(t, ")"): // vitest
 		return true
 	case isPytestQuietSummary(t):
+		return true
+	case strings.HasPrefix(t, "Found ") && isCheckerCount(t[len("Found "):]): // tsc, mypy, ruff, ty
+		return true
+	case strings.HasPrefix(t, "Success: no issues found"): // mypy
 		return true
 	}
 	if strings.HasPrefix(t, "=") {
@@ -219,8 +224,34 @@ func isSummaryLine(l string) bool {
 	return isExitNotice(t)
 }
 
+// isGoTestPackageOK matches go test's line for a package that passed,
+// "ok  \tpkg\t0.12s": a package after "ok", not TAP's test number ("ok 12 -
+// name" is one passing test, and a TAP stream has hundreds).
+func isGoTestPackageOK(t string) bool {
+	f := strings.Fields(t)
+	return len(f) >= 2 && digits(f[1]) != len(f[1])
+}
+
+// isCheckerCount matches the count a type checker or linter ends with,
+// after "Found ": "3 errors in 2 files." (tsc, mypy), "1 error." (ruff),
+// "2 diagnostics" (ty). A checker's last line says whether the check
+// passed, as a test run's summary does.
+func isCheckerCount(r string) bool {
+	d := digits(r)
+	if d == 0 {
+		return false
+	}
+	rest := r[d:]
+	for _, w := range [...]string{" errors", " error", " diagnostics", " diagnostic"} {
+		if after, ok := strings.CutPrefix(rest, w); ok {
+			return after == "" || after[0] == '.' || after[0] == ' ' || after[0] == '('
+		}
+	}
+	return false
+}
+
 // summaryStart are the first bytes of the summaries isSummaryLine knows:
-// Ran, OK, FAILED, PASS, ok, tests finished, DO *NOT* COMMIT, Tests,
+// Ran, OK, FAILED, PASS, ok, tests finished, DO *NOT* COMMIT, Tests, Found, Success,
 // Snapshots, test result, error:, ERRORS!, a rule, and the digits that
 // start pytest -q's, rspec's and mocha's counts.
 var summaryStart = func() (set [256]bool) {

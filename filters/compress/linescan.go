@@ -188,7 +188,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'e':
 		return strings.HasPrefix(t, "error: ")
 	case 'S':
-		return strings.HasPrefix(t, "Snapshots:")
+		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ")
 	case 'D':
 		return strings.HasPrefix(t, "DO *NOT* COMMIT")
 	case 'R':
@@ -204,7 +204,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'T':
 		return strings.HasPrefix(t, "Test")
 	case 'F':
-		return strings.HasPrefix(t, "FAIL")
+		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ")
 	}
 	return false
 }
