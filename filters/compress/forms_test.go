@@ -517,6 +517,22 @@ func TestErrorLineForms(t *testing.T) {
 		{"10:30 error budget", true},
 		{"the terror TS2 was", false},
 		{"TS2322: Type 'string'", false},
+		// Node's coded errors, a shell that could not run a command, a
+		// SIGKILL (issue 23: lines no "Error:" test saw).
+		{"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'vitest' imported from /app/vite.config.ts", true},
+		{`TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument must be of type string. Received undefined`, true},
+		{"Error [ERR_X] without its colon", false},
+		{"my Error [ERR_X]: in prose", false},
+		{"zsh:1: command not found: av-44n", true},
+		{"bash: line 1: pytest: command not found", true},
+		{"/bin/sh: 1: node: not found", true},
+		{"env: 'node': No such file or directory", true},
+		{"bash: ./run.sh: Permission denied", true},
+		{"bash: completion loaded", false},
+		{"shell: command not found", false},
+		{"Killed", true},
+		{"Killed: 9", true},
+		{"Killed the stale worker", false},
 	} {
 		if got := isErrorLine(c.line); got != c.want {
 			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)

@@ -135,7 +135,7 @@ func TestLineGates(t *testing.T) {
 		"12→  3 passed in 0.1s", "x → y Traceback (most recent call last):", "é", "a é b", "\u00a0x\u00a0",
 		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
 		"UserWarning x", "2 failed, 10 passed in 0.42s", "12) x", "2026-03-01 10:00:00 INFO x", "a12:30:45", "x 2024/05/20 y",
-		"1a2024-05-20", "12:3:45 12:34:56", "src/a.go:12:x", "src/a.go-12-x", "Found 3 errors in 2 files.", "Found 1 error.", "Found 2 diagnostics", "Found 12 files", "Found 1 errorless", "Success: no issues found in 3 source files", "src/a.py:    return x", "a (b", "a/b=c", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
+		"1a2024-05-20", "12:3:45 12:34:56", "src/a.go:12:x", "src/a.go-12-x", "Found 3 errors in 2 files.", "Found 1 error.", "Found 2 diagnostics", "Found 12 files", "Found 1 errorless", "Success: no issues found in 3 source files", "Error [ERR_X]: y", "TypeError [ERR_X]: y", "zsh:1: command not found: x", "/bin/sh: 1: x: not found", "env: 'node': No such file or directory", "Killed", "Killed: 9", "src/a.py:    return x", "a (b", "a/b=c", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
 	}
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -770,13 +770,55 @@ func hasErrorPrefix(t string) bool {
 	case 'C':
 		return strings.HasPrefix(t, "Caused by: ")
 	case 'E':
-		return strings.HasPrefix(t, "Exception in thread ")
+		return strings.HasPrefix(t, "Exception in thread ") || isNodeCodedError(t)
 	case 'e':
-		return strings.HasPrefix(t, "error ")
+		return strings.HasPrefix(t, "error ") || isShellError(t)
+	case 'K':
+		return t == "Killed" || strings.HasPrefix(t, "Killed: ") // the shell's word for a SIGKILL (the OOM killer)
+	case 'b', 'z', 's', '/':
+		return isShellError(t)
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return isESLintError(t)
 	}
-	return false
+	return t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t)
+}
+
+// isShellError matches a shell's report that a command could not run:
+// "bash: foo: command not found", "zsh: command not found: foo",
+// "/bin/sh: 1: foo: not found", "env: 'node': No such file or directory",
+// "bash: ./run.sh: Permission denied".
+func isShellError(t string) bool {
+	c := strings.IndexByte(t, ':')
+	if c <= 0 {
+		return false
+	}
+	switch sh := t[:c]; sh {
+	case "bash", "zsh", "sh", "dash", "fish", "/bin/sh", "/bin/bash", "/bin/zsh", "/usr/bin/env", "env":
+	default:
+		return false
+	}
+	r := t[c:]
+	return strings.Contains(r, "command not found") || strings.HasSuffix(r, ": not found") ||
+		strings.Contains(r, "No such file or directory") || strings.Contains(r, "Permission denied")
+}
+
+// isNodeCodedError matches Node.js's errors with a code, which no
+// "Error:" test sees: "Error [ERR_MODULE_NOT_FOUND]: Cannot find package
+// 'x'", "TypeError [ERR_INVALID_ARG_TYPE]: The \"path\" argument must be
+// of type string".
+func isNodeCodedError(t string) bool {
+	// The name is the first word: look no further than its end.
+	k := strings.IndexByte(t, ' ')
+	if k < 5 || t[k-5:k] != "Error" || !strings.HasPrefix(t[k:], " [ERR_") {
+		return false
+	}
+	for i := range k {
+		if !isWordByte(t[i]) {
+			return false
+		}
+	}
+	e := strings.IndexByte(t[k:], ']')
+	return e > 0 && strings.HasPrefix(t[k+e:], "]:")
 }
 
 // isESLintError matches a problem line of ESLint's default (stylish)
