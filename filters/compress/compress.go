@@ -246,6 +246,7 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			p.critCap = len(text) // file and hunk headers are always kept
 			p.selectGreedy()
 		case KindFileRead:
+			p.readReport = readsOutputFile(hint)
 			selectFileRead(p)
 		}
 		out, omitted = p.render()

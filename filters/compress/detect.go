@@ -165,11 +165,29 @@ var sourceExts = map[string]bool{
 // readsSourceFile reports whether a read tool's call names a file with a
 // source extension (sourceExts), in the argument names read tools use.
 func readsSourceFile(h Hint) bool {
-	if h.Args == "" || h.Args[0] != '{' || !jsonsafe.ValidString(h.Args) {
-		return false
+	ext, ok := readExtension(h)
+	return ok && sourceExts[ext]
+}
+
+// readsOutputFile reports whether a read tool's call names a file a
+// command's output is saved to: a .log, .txt, .out or .output file (Claude
+// Code saves a background task's output as .output).
+func readsOutputFile(h Hint) bool {
+	switch ext, _ := readExtension(h); ext {
+	case "log", "txt", "out", "output":
+		return true
 	}
-	p := gjson.GetMany(h.Args, "file_path", "path", "filePath", "target_file", "absolute_path")
-	for _, v := range p {
+	return false
+}
+
+// readExtension returns the lower-cased extension of the file a read
+// tool's call names, in the argument names read tools use; ok is false
+// when it names none or the name has no short extension.
+func readExtension(h Hint) (ext string, ok bool) {
+	if h.Args == "" || h.Args[0] != '{' || !jsonsafe.ValidString(h.Args) {
+		return "", false
+	}
+	for _, v := range gjson.GetMany(h.Args, "file_path", "path", "filePath", "target_file", "absolute_path") {
 		if v.Type != gjson.String {
 			continue
 		}
@@ -177,11 +195,11 @@ func readsSourceFile(h Hint) bool {
 		name = name[strings.LastIndexAny(name, "/\\")+1:]
 		dot := strings.LastIndexByte(name, '.')
 		if dot <= 0 || len(name)-dot > 7 {
-			return false
+			return "", false
 		}
-		return sourceExts[strings.ToLower(name[dot+1:])]
+		return strings.ToLower(name[dot+1:]), true
 	}
-	return false
+	return "", false
 }
 
 func contains(list []string, s string) bool {

@@ -65,7 +65,7 @@ func selectFileRead(p *plan) {
 	names := nameScratchPool.Get().(*nameScratch)
 	defer names.release()
 	names.reset(min(n, maxNameLines))
-	var marks []int
+	var marks, outcomes []int
 	locs := newLocationTally(len(p.body))
 	for i, l := range p.allLines() {
 		code, numbered := l, false
@@ -87,6 +87,17 @@ func selectFileRead(p *plan) {
 		if isDefinition(code) || isErrorLineIn(code, m) {
 			marks = append(marks, i)
 		}
+		if p.readReport {
+			// A test run saved to a file and read back (a .log, a
+			// .txt, Claude Code's .output of a background task) is
+			// read as a file when too little of it looks like a test
+			// log; its summary and failing tests still say how the run
+			// went. Only such files: in code `ok = True`, and in a
+			// plan "8 pending todo(s):", are not summaries.
+			if sl := scanLine(code); sl.mayBeSummary() && isSummaryLine(code) || sl.mayBeFailingTest() && isFailingTest(code) {
+				outcomes = append(outcomes, i)
+			}
+		}
 		if locs.bytes < p.budget {
 			if len(code) < len(l) && m != allBits {
 				m |= bitsOf(l[:len(l)-len(code)])
@@ -97,6 +108,9 @@ func selectFileRead(p *plan) {
 	listCost := locs.bytes
 	reserve := min(listCost, p.budget/fileReadLocations)
 	b := p.budget - reserve
+	for _, i := range outcomes {
+		add(i, b/2)
+	}
 	h, t := 0, n-1
 	for h <= t && add(h, b*fileReadHead/100) {
 		h++

@@ -1329,3 +1329,50 @@ func TestSummariesOutsideTestLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOfSavedOutputKeepsOutcome: a test run saved to a file and read
+// back whole (.log, .txt, .out, Claude Code's .output of a background
+// task) is read as a file when a single summary line is all that looks
+// like a test log; the summary and the failing tests are kept at 4x
+// anyway. A Markdown plan's "8 pending todo(s):" is no summary.
+func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
+	read := func(lines ...string) string {
+		var b strings.Builder
+		n := 1
+		for i := range 120 {
+			fmt.Fprintf(&b, "%6d→  step %03d: compiling module number %d of the build output here\n", n, i, i)
+			n++
+		}
+		for _, l := range lines {
+			fmt.Fprintf(&b, "%6d→%s\n", n, l)
+			n++
+		}
+		for i := range 60 {
+			fmt.Fprintf(&b, "%6d→  after %03d: writing artifact chunk %d to the output folder\n", n, i, i)
+			n++
+		}
+		return b.String()
+	}
+	for _, l := range []string{"5 passed, 1 warning in 0.12s", "Tests:       1 failed, 12 passed, 13 total", "Found 3 errors in 2 files."} {
+		for _, file := range []string{"/tmp/build.log", "/repo/test-output.txt", "/tmp/claude/tasks/b41f.output"} {
+			text := read(l)
+			h := Hint{ToolName: "Read", Args: `{"file_path":"` + file + `"}`}
+			s := Structural(StructuralOptions{TargetRatio: 4})
+			out, rep := s.Compress(text, h)
+			if rep.Kind != KindFileRead || !rep.Changed {
+				t.Fatalf("%s: kind %s, changed %v", file, rep.Kind, rep.Changed)
+			}
+			if !strings.Contains(out, l) {
+				t.Errorf("%s: %q was dropped:\n%s", file, l, out)
+			}
+			if err := checkGuards(s, text, h); err != nil {
+				t.Errorf("%s: %v", file, err)
+			}
+		}
+	}
+	text := read("8 pending todo(s):")
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, Hint{ToolName: "Read", Args: `{"file_path":"/repo/.planning/STATE.md"}`})
+	if strings.Contains(out, "8 pending todo(s):") {
+		t.Errorf("a plan's line was kept as a run's summary at 10x:\n%s", out)
+	}
+}
