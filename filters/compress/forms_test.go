@@ -1376,3 +1376,33 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 		t.Errorf("a plan's line was kept as a run's summary at 10x:\n%s", out)
 	}
 }
+
+// TestTypeCutPastTheCut: when pytest's FAILED lines alone overflow the aim
+// and are cut after their ids, the first line of each exception type keeps
+// its type even when the type, with its module path, ends past the cut
+// (wakil.app.git_service.GitServiceError after a 95-byte test id).
+func TestTypeCutPastTheCut(t *testing.T) {
+	const id = "claude-code-wakil__31220796-c12c-421a-a517-dfdbfd9db770#toolu_01F5mFBnAAhm2FW7C6kgqkG7"
+	var rec *record
+	for _, r := range loadHeldOutSessions(t) {
+		if r.ID == id {
+			rec = &r
+			break
+		}
+	}
+	if rec == nil {
+		t.Fatalf("%s not in the committed sessions", id)
+	}
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, _ := s.Compress(rec.Output, rec.hint())
+		for _, typ := range []string{"AssertionError", "AttributeError", "wakil.app.git_service.GitServiceError", "wakil.mcp.tools.ToolError"} {
+			if !strings.Contains(out, typ) {
+				t.Errorf("%gx: the exception type %s was cut off:\n%s", ratio, typ, out)
+			}
+		}
+		if err := checkGuards(s, rec.Output, rec.hint()); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+}

@@ -537,10 +537,17 @@ func (p *plan) planMustCut() {
 	p.planTypeCuts()
 }
 
+// maxTypePastCut is how far past the cut the first line of an exception
+// type is kept to name it: a project's own type comes with its module path
+// ("wakil.app.git_service.GitServiceError"), which a 120-byte cut after a
+// long test id left out.
+const maxTypePastCut = 120
+
 // planTypeCuts marks, among the must-keep lines cut at pytest's " - ",
 // the first line of each exception type its reason names
 // (AssertionError, a project's own GitServiceError): that line is cut
-// after the type instead of after the id, when the cut reaches past it.
+// after the type instead of after the id, when the type ends before the
+// cut or at most maxTypePastCut bytes past it.
 // The kind of each failure is news once, as rankErrorsFromBothEnds keeps
 // the first error line of each type; 300 failures of one kind repeat it
 // only once.
@@ -555,7 +562,7 @@ func (p *plan) planTypeCuts() {
 			continue
 		}
 		x := leadingExceptionEnd(l[d+3:])
-		if x == 0 || d+3+x > p.mustCut || d+3+x < idEnd(l) {
+		if x == 0 || d+3+x > p.mustCut+maxTypePastCut || d+3+x < idEnd(l) {
 			continue
 		}
 		if typ := l[d+3 : d+3+x]; !seen[typ] {
