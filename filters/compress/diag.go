@@ -13,9 +13,35 @@ import (
 // locations, innermost and outermost traceback frames, warnings. Then the
 // output of each failure, context around critical lines, the head and the
 // tail; passing tests and shell traces last.
-// maxTextSummaries bounds the run summaries kept at any price in an output
-// that is not a test log.
-const maxTextSummaries = 8
+// failureMarked reports whether a line isFailingTest accepts says it
+// failed in words a runner prints: FAIL or ERROR, or jest's "●" header
+// with its "›" path. Outside a test log a "1) step", a "● note" or a
+// checklist's "✗ Skipped: …" is prose.
+func failureMarked(l string) bool {
+	return strings.Contains(l, "FAIL") || strings.Contains(l, "ERROR") || strings.Contains(l, "●") && strings.Contains(l, "›") ||
+		strings.ContainsAny(l, "✕✗×") && endsWithDuration(trimRight(l))
+}
+
+// endsWithDuration reports whether a line ends with a test's run time as
+// jest and vitest print it: "(12 ms)", "(3.1 s)", "12ms".
+func endsWithDuration(t string) bool {
+	t = strings.TrimSuffix(t, ")")
+	for _, unit := range [...]string{" ms", "ms", " s"} {
+		if r, ok := strings.CutSuffix(t, unit); ok {
+			d := digitsBefore(r)
+			if d > 0 && d < len(r) && r[len(r)-d-1] == '.' {
+				r = r[:len(r)-d-1]
+				d = digitsBefore(r)
+			}
+			return d > 0
+		}
+	}
+	return false
+}
+
+// maxTextOutcomes bounds the run summaries and failing tests kept at any
+// price in an output that is not a test log.
+const maxTextOutcomes = 8
 
 func classifyDiagnostic(p *plan, kind Kind) {
 	p.cleanView()
@@ -46,7 +72,20 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	lastCase := -1    // the last opening <testcase> of an XML report
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	commitLine := -2  // the last git commit summary line
-	textSummaries := 0
+	textOutcomes := 0
+	// outcome keeps line i at any price with the rank given, while an
+	// output that is not a test log has had fewer than maxTextOutcomes.
+	outcome := func(i int, l string, rank int) {
+		if textOutcomes >= maxTextOutcomes {
+			p.set(i, tierHigh, 0, catOut)
+			return
+		}
+		textOutcomes++
+		p.set(i, tierCritical, rank, catOut)
+		if seenMust.add(hash64(l)) {
+			p.set(i, tierFill, 0, catRepeat)
+		}
+	}
 	for i, l := range p.allViews() {
 		s := scanLine(l)
 		feat := s.features(l)
@@ -113,16 +152,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			// script or make target that runs the tests among other
 			// steps, a test command behind `cd x &&`) says as much as it
 			// does in one. Past a few, lines of that shape are something
-			// else (TAP's "ok 12 - name" rows): high, not kept at any price.
-			if textSummaries < maxTextSummaries {
-				textSummaries++
-				p.set(i, tierCritical, 0, catOut)
-				if seenMust.add(hash64(l)) {
-					p.set(i, tierFill, 0, catRepeat)
-				}
-			} else {
-				p.set(i, tierHigh, 0, catOut)
-			}
+			// else: high, not kept at any price.
+			outcome(i, l, 0)
+		case !test && s.mayBeFailingTest() && isFailingTest(l) && failureMarked(l):
+			// So does a failing test there, in the forms that say so
+			// in words ("--- FAIL: TestX", "x ... FAILED", jest's
+			// "● Cart › sums"), not a list's "1) step" or "✗ skipped".
+			outcome(i, l, 1)
 		case isErrorOrLogError(l, s.bits, logKind):
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {

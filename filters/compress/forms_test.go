@@ -1264,15 +1264,18 @@ func TestDiffDefinitionsFirst(t *testing.T) {
 	}
 }
 
-// TestSummariesOutsideTestLogs: a run's summary is kept wherever it
-// appears, not only in an output read as a test log: a make target or a
-// script that runs the tests among other steps prints one line of it in a
-// build log. Each line below, alone in 180 lines of build output (read as
-// text), survives at 4x. And a type checker's or linter's last line
-// ("Found 1 error.") is a summary too: in a real `bun test && biome
-// check` output it is kept at 4x, where it was dropped before.
-func TestSummariesOutsideTestLogs(t *testing.T) {
+// TestOutcomesOutsideTestLogs: a run's summary and its failing tests are
+// kept wherever they appear, not only in an output read as a test log: a
+// make target or a script that runs the tests among other steps prints a
+// line of them in a build log. Each line below, alone in 180 lines of
+// build output (read as text), survives at 4x. A type checker's or
+// linter's last line ("Found 1 error.") is a summary too: in a real `bun
+// test && biome check` output it is kept at 4x, where it was dropped
+// before.
+func TestOutcomesOutsideTestLogs(t *testing.T) {
 	for _, l := range []string{
+		"--- FAIL: TestWidget (0.01s)", "test_b (tests.test_a.TestA) ... FAIL", "test module::tests::case_1 ... FAILED",
+		"  ✕ renders the cart (12 ms)", "  ● Cart › renders the cart",
 		"5 passed, 1 warning in 0.12s", "Ran 12 tests in 0.034s", "OK (skipped=3)", "ok  \tgithub.com/a/b/pkg\t0.123s",
 		"PASS", "tests finished: 10 passed, 2 failed, in 1.23 seconds", "Tests:       1 failed, 12 passed, 13 total",
 		"test result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s",
@@ -1288,7 +1291,7 @@ func TestSummariesOutsideTestLogs(t *testing.T) {
 		for i := range 60 {
 			fmt.Fprintf(&b, "  after %03d: writing artifact chunk %d to the output folder\n", i, i)
 		}
-		h := Hint{ToolName: "Bash", Args: `{"command":"make build"}`}
+		h := Hint{ToolName: "Bash", Args: `{"command":"./scripts/ci.sh"}`}
 		s := Structural(StructuralOptions{TargetRatio: 4})
 		out, rep := s.Compress(b.String(), h)
 		if rep.Kind != KindText || !rep.Changed {
@@ -1299,6 +1302,19 @@ func TestSummariesOutsideTestLogs(t *testing.T) {
 		}
 		if err := checkGuards(s, b.String(), h); err != nil {
 			t.Errorf("%q: %v", l, err)
+		}
+	}
+	// Outside a test log a line says it failed only in a runner's words.
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"--- FAIL: TestWidget (0.01s)", true}, {"  ● Cart › renders the cart", true}, {"  ✕ renders the cart (12 ms)", true},
+		{"× sums 3.5ms", true}, {"  1) Cart sums prices:", false}, {"  ✗ Skipped: Could not locate build.sh file", false},
+		{"● Note: read the docs", false},
+	} {
+		if got := failureMarked(c.line); got != c.want {
+			t.Errorf("failureMarked(%q) = %v, want %v", c.line, got, c.want)
 		}
 	}
 	// TAP's "ok 12 - name" rows are passing tests, not go test's "ok pkg
