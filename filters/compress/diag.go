@@ -7,12 +7,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// classifyDiagnostic handles the kinds read for what went wrong: test logs,
-// tracebacks, logs and plain text. Critical: run summaries, failing tests,
-// the first occurrence of each error line. High: section headers, source
-// locations, innermost and outermost traceback frames, warnings. Then the
-// output of each failure, context around critical lines, the head and the
-// tail; passing tests and shell traces last.
 // failureMarked reports whether a line isFailingTest accepts says it
 // failed in words a runner prints: FAIL or ERROR, or jest's "●" header
 // with its "›" path. Outside a test log a "1) step", a "● note" or a
@@ -43,6 +37,12 @@ func endsWithDuration(t string) bool {
 // price in an output that is not a test log.
 const maxTextOutcomes = 8
 
+// classifyDiagnostic handles the kinds read for what went wrong: test logs,
+// tracebacks, logs and plain text. Critical: run summaries, failing tests,
+// the first occurrence of each error line. High: section headers, source
+// locations, innermost and outermost traceback frames, warnings. Then the
+// output of each failure, context around critical lines, the head and the
+// tail; passing tests and shell traces last.
 func classifyDiagnostic(p *plan, kind Kind) {
 	p.cleanView()
 	// Summaries and exit notices (rank 0), failing tests (rank 1) and the
