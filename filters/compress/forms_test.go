@@ -1282,6 +1282,12 @@ func TestOutcomesOutsideTestLogs(t *testing.T) {
 		"12 examples, 2 failures", "Tests: 10, Assertions: 20, Failures: 1.", "      Tests  1 failed | 12 passed (13)",
 		"!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
 		"Found 3 errors in 2 files.", "Success: no issues found in 12 source files",
+		// Other runners' summaries: cargo nextest, Playwright, dotnet test,
+		// Gradle, Maven's Surefire, XCTest, TAP.
+		"     Summary [   0.123s] 12 tests run: 11 passed, 1 failed, 0 skipped", "  1 failed", "  80 passed (1.9m)",
+		"Failed!  - Failed:     1, Passed:    12, Skipped:     0, Total:    13, Duration: 2 s - App.Tests.dll (net8.0)",
+		"BUILD FAILED in 3s", "12 tests completed, 1 failed", "[ERROR] Tests run: 5, Failures: 1, Errors: 0, Skipped: 0",
+		"Executed 12 tests, with 1 failure (0 unexpected) in 0.512 (0.603) seconds", "# fail 1",
 	} {
 		var b strings.Builder
 		for i := range 120 {

@@ -198,6 +198,13 @@ func isSummaryLine(l string) bool {
 		return true
 	case strings.HasPrefix(t, "Success: no issues found"): // mypy
 		return true
+	case isJVMOrDotnetOrSwiftSummary(t):
+		return true
+	case strings.HasPrefix(t, "Summary [") && strings.Contains(t, " tests run: "): // cargo nextest
+		return true
+	case t[0] == '#' && (strings.HasPrefix(t, "# fail ") || strings.HasPrefix(t, "# pass ") || strings.HasPrefix(t, "# tests ")) &&
+		digits(t[strings.LastIndexByte(t, ' ')+1:]) == len(t)-strings.LastIndexByte(t, ' ')-1: // TAP's closing counts
+		return true
 	}
 	if strings.HasPrefix(t, "=") {
 		// A summary in a rule too narrow for ruleTitle: "= 1 failed, 877
@@ -216,12 +223,56 @@ func isSummaryLine(l string) bool {
 		switch rest {
 		case " pass", " fail", " skip", " todo", " error", " errors":
 			return true
+		case " failed", " flaky", " skipped", " did not run", " interrupted": // Playwright's counts, a line each
+			return true
+		}
+		if strings.HasPrefix(rest, " passed (") && strings.HasSuffix(rest, ")") { // Playwright: "12 passed (5.2s)"
+			return true
+		}
+		if strings.HasPrefix(rest, " tests completed, ") && strings.HasSuffix(rest, " failed") { // Gradle
+			return true
 		}
 		if isExUnitSummary(t) {
 			return true
 		}
 	}
 	return isExitNotice(t)
+}
+
+// isJVMOrDotnetOrSwiftSummary matches the run summaries of Gradle ("BUILD
+// FAILED in 3s", "BUILD SUCCESSFUL in 5s"), Maven's Surefire ("Tests run:
+// 5, Failures: 1, Errors: 0, Skipped: 0", after its "[INFO] " or "[ERROR] "
+// level; a test class's own line, with its "Time elapsed", only when it
+// failed: a build prints one for each class), dotnet test ("Failed!  -
+// Failed:     1, Passed:    12, …") and XCTest ("Executed 12 tests, with 1
+// failure (0 unexpected) in 0.5 (0.6) seconds").
+func isJVMOrDotnetOrSwiftSummary(t string) bool {
+	switch t[0] {
+	case 'B':
+		return strings.HasPrefix(t, "BUILD FAILED") || strings.HasPrefix(t, "BUILD SUCCESSFUL")
+	case '[':
+		for _, level := range [...]string{"[INFO] ", "[ERROR] ", "[WARNING] "} {
+			if r, ok := strings.CutPrefix(t, level); ok {
+				return isSurefireCount(r)
+			}
+		}
+	case 'T':
+		return isSurefireCount(t)
+	case 'F', 'P':
+		return (strings.HasPrefix(t, "Failed!") || strings.HasPrefix(t, "Passed!")) && strings.Contains(t, " - Failed: ")
+	case 'E':
+		return strings.HasPrefix(t, "Executed ") && strings.Contains(t, " test") && strings.Contains(t, " failure")
+	}
+	return false
+}
+
+// isSurefireCount matches Surefire's "Tests run: 5, Failures: 1, Errors:
+// 0, Skipped: 0": the run's total, or a class's line when it failed.
+func isSurefireCount(r string) bool {
+	if !strings.HasPrefix(r, "Tests run: ") || !strings.Contains(r, ", Failures: ") {
+		return false
+	}
+	return !strings.Contains(r, "Time elapsed") || strings.Contains(r, "FAILURE!") || strings.Contains(r, "ERROR!")
 }
 
 // isGoTestPackageOK matches go test's line for a package that passed,
@@ -252,10 +303,12 @@ func isCheckerCount(r string) bool {
 
 // summaryStart are the first bytes of the summaries isSummaryLine knows:
 // Ran, OK, FAILED, PASS, ok, tests finished, DO *NOT* COMMIT, Tests, Found, Success,
-// Snapshots, test result, error:, ERRORS!, a rule, and the digits that
-// start pytest -q's, rspec's and mocha's counts.
+// Snapshots, test result, error:, ERRORS!, a rule, the digits that start
+// pytest -q's, rspec's, mocha's and Playwright's counts, BUILD (Gradle),
+// "[INFO] Tests run:" (Maven), Executed (XCTest), Summary (nextest) and
+// TAP's "# fail N".
 var summaryStart = func() (set [256]bool) {
-	for _, c := range []byte("ROFPotDTSeE=0123456789") {
+	for _, c := range []byte("ROFPotDTSeE=0123456789B[#") {
 		set[c] = true
 	}
 	return set

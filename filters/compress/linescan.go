@@ -184,11 +184,17 @@ func (s lineScan) mayBeSummary() bool {
 		return d < len(t) && t[d] == ' '
 
 	case 'E':
-		return t == "ERRORS!"
+		return t == "ERRORS!" || strings.HasPrefix(t, "Executed ")
 	case 'e':
 		return strings.HasPrefix(t, "error: ")
 	case 'S':
-		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ")
+		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [")
+	case 'B':
+		return strings.HasPrefix(t, "BUILD ")
+	case '[':
+		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ")
+	case '#':
+		return strings.HasPrefix(t, "# ")
 	case 'D':
 		return strings.HasPrefix(t, "DO *NOT* COMMIT")
 	case 'R':
@@ -196,7 +202,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'O':
 		return strings.HasPrefix(t, "OK")
 	case 'P':
-		return strings.HasPrefix(t, "PASS")
+		return strings.HasPrefix(t, "PASS") || strings.HasPrefix(t, "Passed!")
 	case 'o':
 		return strings.HasPrefix(t, "ok")
 	case 't':
@@ -204,7 +210,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'T':
 		return strings.HasPrefix(t, "Test")
 	case 'F':
-		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ")
+		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!")
 	}
 	return false
 }

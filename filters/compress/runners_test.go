@@ -443,3 +443,33 @@ func TestFailedLineCutKeepsExceptionType(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherRunnersSummaries: the run summaries of cargo nextest,
+// Playwright, dotnet test, Gradle, Maven's Surefire, XCTest, TAP and the
+// type checkers are summaries; a Surefire line of one passing class, a
+// TAP row and a plan's "8 pending" are not run outcomes of that kind.
+func TestOtherRunnersSummaries(t *testing.T) {
+	for _, c := range []struct {
+		l    string
+		want bool
+	}{
+		{"     Summary [   0.123s] 12 tests run: 11 passed, 1 failed, 0 skipped", true},
+		{"  1 failed", true}, {"  2 flaky", true}, {"  3 did not run", true}, {"  80 passed (1.9m)", true},
+		{"Failed!  - Failed:     1, Passed:    12, Skipped:     0, Total:    13, Duration: 2 s - App.Tests.dll (net8.0)", true},
+		{"Passed!  - Failed:     0, Passed:    12, Skipped:     0, Total:    12, Duration: 2 s - App.Tests.dll (net8.0)", true},
+		{"BUILD FAILED in 3s", true}, {"BUILD SUCCESSFUL in 5s", true}, {"12 tests completed, 1 failed", true},
+		{"Tests run: 120, Failures: 1, Errors: 0, Skipped: 2", true},
+		{"[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.2 s <<< FAILURE! - in com.acme.CartTest", true},
+		{"[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.1 s - in com.acme.CartTest", false},
+		{"Executed 12 tests, with 1 failure (0 unexpected) in 0.512 (0.603) seconds", true},
+		{"# fail 1", true}, {"# pass 12", true}, {"# tests are flaky", false},
+		{"Found 3 errors in 2 files.", true}, {"Found 1 error.", true}, {"Found 12 files", false},
+		{"ok 12 - adds two numbers", false}, {"ok  \tgithub.com/a/b\t0.12s", true},
+		{"BUILDING the docs", false}, {"Passed! Great work", false},
+	} {
+		if got := isSummaryLine(c.l); got != c.want {
+			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
+		}
+		checkGates(t, c.l)
+	}
+}
