@@ -11,9 +11,16 @@ import (
 // failed in words a runner prints: FAIL or ERROR, or jest's "●" header
 // with its "›" path. Outside a test log a "1) step", a "● note" or a
 // checklist's "✗ Skipped: …" is prose.
-func failureMarked(l string) bool {
-	return strings.Contains(l, "FAIL") || strings.Contains(l, "ERROR") || strings.Contains(l, "●") && strings.Contains(l, "›") ||
-		strings.ContainsAny(l, "✕✗×") && endsWithDuration(trimRight(l))
+func failureMarked(l string) bool { return failureMarkedIn(l, allBits) }
+
+// failureMarkedIn is failureMarked with the line's bytes (bitsOf) gating
+// each search: most lines of a traceback pass isFailingTest's gate, few
+// hold the letters of FAIL or ERROR or a character past ASCII.
+func failureMarkedIn(l string, m lineBits) bool {
+	return m.has('F') && m.has('A') && m.has('I') && m.has('L') && strings.Contains(l, "FAIL") ||
+		m.has('E') && m.has('R') && m.has('O') && strings.Contains(l, "ERROR") ||
+		m&bitNonASCII != 0 && (strings.Contains(l, "●") && strings.Contains(l, "›") ||
+			strings.ContainsAny(l, "✕✗×") && endsWithDuration(trimRight(l)))
 }
 
 // endsWithDuration reports whether a line ends with a test's run time as
@@ -154,7 +161,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			// does in one. Past a few, lines of that shape are something
 			// else: high, not kept at any price.
 			outcome(i, l, 0)
-		case !test && s.mayBeFailingTest() && isFailingTest(l) && failureMarked(l):
+		case !test && failureMarkedIn(l, s.bits) && s.mayBeFailingTest() && isFailingTest(l):
 			// So does a failing test there, in the forms that say so
 			// in words ("--- FAIL: TestX", "x ... FAILED", jest's
 			// "● Cart › sums"), not a list's "1) step" or "✗ skipped".

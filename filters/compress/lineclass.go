@@ -715,7 +715,9 @@ func isErrorLineIn(l string, m lineBits) bool {
 	if len(t) > 2000 {
 		t = t[:2000]
 	}
-	if hasErrorPrefix(t) {
+	// Node's coded errors need the bracket and underscore of "[ERR_":
+	// prose starts most lines with a capital, and searched each (issue 23).
+	if hasErrorPrefix(t) || m.has('[') && m.has('_') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -823,7 +825,7 @@ func hasErrorPrefix(t string) bool {
 	case 'C':
 		return strings.HasPrefix(t, "Caused by: ")
 	case 'E':
-		return strings.HasPrefix(t, "Exception in thread ") || isNodeCodedError(t)
+		return strings.HasPrefix(t, "Exception in thread ")
 	case 'e':
 		return strings.HasPrefix(t, "error ") || isShellError(t)
 	case 'K':
@@ -833,7 +835,7 @@ func hasErrorPrefix(t string) bool {
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return isESLintError(t)
 	}
-	return t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t)
+	return false
 }
 
 // isShellError matches a shell's report that a command could not run:

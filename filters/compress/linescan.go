@@ -172,7 +172,10 @@ func (s lineScan) mayBeSummary() bool {
 	// rspec's "3 examples, 1 failure" and an exit notice may be anywhere;
 	// every other summary starts with what its first byte says.
 	m := s.bits
-	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') || s.mayBeExitNotice() {
+	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') && strings.Contains(s.t, "xamples, ") || s.mayBeExitNotice() {
+		// The letters alone pass a traceback's frame lines ("File
+		// \"/app/x.py\", line 12, in f"); one search spares them
+		// isSummaryLine, which every kind now asks.
 		return true
 	}
 	switch t := s.t; t[0] {
