@@ -1225,16 +1225,7 @@ func TestCILogs(t *testing.T) {
 // next step used the functions added to scripts/publish.ts.
 func TestDiffDefinitionsFirst(t *testing.T) {
 	const id = "codex-cli-agentv__019ed917-1cf7-72a3-92f5-c0aa98fb134e#call_yDNw7C1oxBgMbpKyaWzgh7g0"
-	var rec *record
-	for _, r := range loadHeldOutSessions(t) {
-		if r.ID == id {
-			rec = &r
-			break
-		}
-	}
-	if rec == nil {
-		t.Fatalf("%s not in the committed sessions", id)
-	}
+	rec := heldOutRecord(t, id)
 	files := []string{".github/workflows/publish.yml", ".github/workflows/release.yml", "scripts/publish.ts", "scripts/release.ts"}
 	for _, c := range []struct {
 		ratio float64
@@ -1334,16 +1325,7 @@ func TestOutcomesOutsideTestLogs(t *testing.T) {
 	}
 
 	const id = "claude-code-contextevaluator__054bd433-cf13-416a-af41-48f036301c08#toolu_01WeJqMeZoA3Xxjx4Ve2yTLi"
-	var rec *record
-	for _, r := range loadHeldOutSessions(t) {
-		if r.ID == id {
-			rec = &r
-			break
-		}
-	}
-	if rec == nil {
-		t.Fatalf("%s not in the committed sessions", id)
-	}
+	rec := heldOutRecord(t, id)
 	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(rec.Output, rec.hint())
 	for _, w := range []string{"Found 1 error.", " 1309 pass", " 0 fail"} {
 		if !strings.Contains(out, w) {
@@ -1405,16 +1387,7 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 // (wakil.app.git_service.GitServiceError after a 95-byte test id).
 func TestTypeCutPastTheCut(t *testing.T) {
 	const id = "claude-code-wakil__31220796-c12c-421a-a517-dfdbfd9db770#toolu_01F5mFBnAAhm2FW7C6kgqkG7"
-	var rec *record
-	for _, r := range loadHeldOutSessions(t) {
-		if r.ID == id {
-			rec = &r
-			break
-		}
-	}
-	if rec == nil {
-		t.Fatalf("%s not in the committed sessions", id)
-	}
+	rec := heldOutRecord(t, id)
 	for _, ratio := range []float64{4, 10} {
 		s := Structural(StructuralOptions{TargetRatio: ratio})
 		out, _ := s.Compress(rec.Output, rec.hint())
@@ -1427,4 +1400,16 @@ func TestTypeCutPastTheCut(t *testing.T) {
 			t.Errorf("%gx: %v", ratio, err)
 		}
 	}
+}
+
+// heldOutRecord returns the committed session output with id, or fails.
+func heldOutRecord(t *testing.T, id string) *record {
+	t.Helper()
+	for _, r := range loadHeldOutSessions(t) {
+		if r.ID == id {
+			return &r
+		}
+	}
+	t.Fatalf("%s not in the committed sessions", id)
+	return nil
 }
