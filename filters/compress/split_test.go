@@ -91,6 +91,9 @@ var sourceSet = map[string]string{
 	"claude-code-chkit": "test", // Claude Code 2.1 native transcripts, obsessiondb/chkit (TypeScript, Bun: bun test, tsc, biome, turbo)
 	// Round 12's only new source; the alternation (test, tuning by order of addition) puts it in tuning.
 	"claude-code-napolimatcha": "tuning", // Claude Code, theogbrand/napoli-matcha (TypeScript, vitest)
+	// Round 13, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured.
+	"claude-code-flutterdockerimage": "test", // Claude Code 2.1 native transcripts, gmeligio/flutter-docker-image (Dockerfiles, shell, GitHub Actions, Renovate)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -113,15 +116,16 @@ var sessionAgents = map[string]string{
 	"claude-code-entire":       "claude-code-entire",
 	"copilot-cli-azure-dev":    "copilot-cli-azure-dev",
 
-	"claude-code-contextevaluator": "claude-code-contextevaluator",
-	"claude-code-cipherbox":        "claude-code-cipherbox",
-	"claude-code-gitsync":          "claude-code-gitsync",
-	"claude-code-wakil":            "claude-code-wakil",
-	"claude-code-entirecontext":    "claude-code-entirecontext",
-	"codex-cli-entirecontext":      "codex-cli-entirecontext",
-	"claude-code-ohmyposh":         "claude-code-ohmyposh",
-	"claude-code-chkit":            "claude-code-chkit",
-	"claude-code-napolimatcha":     "claude-code-napolimatcha",
+	"claude-code-contextevaluator":   "claude-code-contextevaluator",
+	"claude-code-cipherbox":          "claude-code-cipherbox",
+	"claude-code-gitsync":            "claude-code-gitsync",
+	"claude-code-wakil":              "claude-code-wakil",
+	"claude-code-entirecontext":      "claude-code-entirecontext",
+	"codex-cli-entirecontext":        "codex-cli-entirecontext",
+	"claude-code-ohmyposh":           "claude-code-ohmyposh",
+	"claude-code-chkit":              "claude-code-chkit",
+	"claude-code-napolimatcha":       "claude-code-napolimatcha",
+	"claude-code-flutterdockerimage": "claude-code-flutterdockerimage",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -218,7 +222,8 @@ func TestQualitySplit(t *testing.T) {
 		switch sourceOf(s.record) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
-			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit":
+			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
+			"claude-code-flutterdockerimage":
 			field = append(field, s)
 		}
 	}
