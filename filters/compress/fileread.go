@@ -83,7 +83,13 @@ func selectFileRead(p *plan) {
 		}
 		// code is a suffix of l (stripNumber cuts the number off its
 		// start): the line's bytes are code's and the number's.
-		m := bitsOf(code)
+		var sl lineScan // read only for a saved output's outcomes below
+		if p.readReport {
+			sl = scanLine(code)
+		} else {
+			sl.bits = bitsOf(code)
+		}
+		m := sl.bits
 		if isDefinition(code) || isErrorLineIn(code, m) {
 			marks = append(marks, i)
 		}
@@ -94,7 +100,7 @@ func selectFileRead(p *plan) {
 			// log; its summary and failing tests still say how the run
 			// went. Only such files: in code `ok = True`, and in a
 			// plan "8 pending todo(s):", are not summaries.
-			if sl := scanLine(code); sl.mayBeSummary() && isSummaryLine(code) || sl.mayBeFailingTest() && isFailingTest(code) {
+			if sl.mayBeSummary() && isSummaryLine(code) || sl.mayBeFailingTest() && isFailingTest(code) {
 				outcomes = append(outcomes, i)
 			}
 		}
