@@ -21,6 +21,11 @@ func classifyDiff(p *plan) {
 	block, off, inBlock := -1, 0, false // the current run of changed lines in the hunk
 	subject := false                    // after a commit's Date: line, before its message
 	gitPath := ""                       // the path the last "diff --git" line named
+	// A changed line is read under its hunk's header, the hunk under its
+	// file's header (selection keeps them with it): anchor is the file's
+	// first header line, head the last one a hunk hangs from ("+++" of a
+	// plain diff), hunk the current hunk's header; -1 when none.
+	anchor, head, hunk := -1, -1, -1
 	var stats []fileStat
 	cur := func() *fileStat {
 		if len(stats) == 0 {
@@ -67,6 +72,7 @@ func classifyDiff(p *plan) {
 					rank = 1
 				}
 				p.set(i, tierHigh, rank, cat)
+				p.setParent(i, head)
 				off++
 				pos++
 				continue
@@ -75,10 +81,12 @@ func classifyDiff(p *plan) {
 				newLeft--
 				inBlock = false
 				p.set(i, tierFill, pos, catCtx)
+				p.setParent(i, head)
 				pos++
 				continue
 			case '\\':
 				p.set(i, tierContext, pos, catOther)
+				p.setParent(i, head)
 				continue
 			}
 			// Anything else ends the hunk early (a malformed count).
@@ -95,6 +103,10 @@ func classifyDiff(p *plan) {
 			// opens or edits next (issue 23), and the per-file counts on
 			// top say what the hunks dropped here changed.
 			p.set(i, tierHigh, 1, catOther)
+			if head >= 0 {
+				p.setParent(i, head)
+			}
+			hunk = i
 			oldLeft, newLeft = hunkCounts(l)
 			inHunk = true
 			pos = 0
@@ -103,28 +115,52 @@ func classifyDiff(p *plan) {
 			// Blob hashes: no reader and no patch tool needs them once
 			// the file headers are there.
 			p.set(i, tierContext, 1<<20, catOther)
+			p.setParent(i, onlyWithChild)
 		case (strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ")) && gitPath != "" && diffPath(l) == gitPath:
 			// The old and new names a "diff --git" line has just given:
 			// dropped before any changed line, as the blob hashes are.
 			p.set(i, tierContext, 1<<20, catOther)
+			p.setParent(i, onlyWithChild)
 		case isDiffHeader(l):
-			p.set(i, tierCritical, 0, catOther)
+			// A file's first header ranks with its hunks' headers: where
+			// the budget reaches no line of the file, the counts on top
+			// name it, and its header's bytes go to changed lines of
+			// files read further (issue 23). What else the header says
+			// (a rename, a mode, a binary file) is kept at any price,
+			// with the first line.
+			switch {
+			case strings.HasPrefix(l, "--- ") && anchor >= 0 && hunk < anchor && head == anchor && strings.HasPrefix(p.line(anchor), "diff "),
+				strings.HasPrefix(l, "+++ ") && anchor >= 0 && hunk < anchor:
+				p.set(i, tierHigh, headerRank, catOther)
+				p.setParent(i, head)
+				head = i
+			case strings.HasPrefix(l, "diff "), strings.HasPrefix(l, "--- "):
+				p.set(i, tierHigh, headerRank, catOther)
+				p.setParent(i, onlyWithChild)
+				anchor, head = i, i
+				stats = append(stats, fileStat{path: "?"})
+			case strings.HasPrefix(l, "Only in "):
+				p.set(i, tierCritical, 0, catOther)
+				anchor, head = -1, -1
+			default:
+				p.set(i, tierCritical, 0, catOther)
+				if anchor >= 0 {
+					p.setParent(i, anchor)
+				}
+			}
 			if strings.HasPrefix(l, "diff --git ") {
 				gitPath = diffPath(l)
 			} else if strings.HasPrefix(l, "diff ") {
 				gitPath = ""
 			}
-			if path := diffPath(l); path != "" {
-				switch {
-				case strings.HasPrefix(l, "diff "), len(stats) == 0:
-					stats = append(stats, fileStat{path: path})
-				case strings.HasPrefix(l, "+++ ") && path != "/dev/null", strings.HasPrefix(l, "--- ") && cur().path == "?":
-					// The new name wins, the old one stands for a deletion.
-					cur().path = path
-				}
+			// The new name wins, the old one stands for a deletion.
+			if path := diffPath(l); path != "" && (cur().path == "?" || strings.HasPrefix(l, "+++ ") && path != "/dev/null") {
+				cur().path = path
 			}
-		case strings.HasPrefix(l, "commit ") || strings.HasPrefix(l, "Author:") || strings.HasPrefix(l, "Date:") || strings.HasPrefix(l, "Merge:"):
+		case strings.HasPrefix(l, "commit "):
 			p.set(i, tierCritical, 1, catOther)
+		case strings.HasPrefix(l, "Author:") || strings.HasPrefix(l, "Date:") || strings.HasPrefix(l, "Merge:"):
+			p.set(i, tierHigh, 2, catOther)
 			subject = strings.HasPrefix(l, "Date:")
 		case subject && strings.HasPrefix(l, "    ") && strings.TrimSpace(l) != "":
 			// git show / git log -p: the commit's subject, what the
@@ -141,6 +177,11 @@ func classifyDiff(p *plan) {
 		p.preface = statMarker(stats, max(p.budget/4, 160))
 	}
 }
+
+// headerRank is a file header's own rank: after every changed line. A
+// file header is kept with the first line kept under it (take), never on
+// its own.
+const headerRank = 1 << 22
 
 // diffPath reads the file a header line names: "diff --git a/x b/y" gives
 // y, "--- a/x" gives x, "+++ b/y" gives y (a/ and b/ prefixes dropped);

@@ -806,9 +806,10 @@ func TestCommitSummaryKept(t *testing.T) {
 
 // TestDiffRepeatedNamesGoFirst: the ---/+++ lines that repeat the paths a
 // "diff --git" line has just given are no longer critical: they go before
-// any changed line (the file stays named by its diff --git line and the
-// per-file counts), and a tight aim is met instead of passed by them; a
-// rename's old name, which they alone give, stays.
+// any changed line (the file stays named by the per-file counts, and by its
+// diff --git line above any line of it kept), and a tight aim is met
+// instead of passed by them; a rename's old name, which they alone give,
+// stays.
 func TestDiffRepeatedNamesGoFirst(t *testing.T) {
 	var b strings.Builder
 	for f := 0; f < 3; f++ {
@@ -827,9 +828,10 @@ func TestDiffRepeatedNamesGoFirst(t *testing.T) {
 	if rep.Kind != KindDiff || !rep.Changed {
 		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
 	}
+	checkDiffAnchored(t, text, out)
 	for f := 0; f < 3; f++ {
 		path := fmt.Sprintf("packages/core/src/evaluation/providers/provider_%d.ts", f)
-		if !strings.Contains(out, "diff --git a/"+path+" b/"+path) {
+		if !strings.Contains(out, path+" +8 -0") {
 			t.Errorf("file %d not named", f)
 		}
 		if strings.Contains(out, "+++ b/"+path) {
@@ -844,6 +846,78 @@ func TestDiffRepeatedNamesGoFirst(t *testing.T) {
 	}
 	if err := checkGuards(s, text, h); err != nil {
 		t.Error(err)
+	}
+}
+
+// checkDiffAnchored fails the test unless every changed line of diff in
+// out sits under the header of the file it changes, and that file is
+// named by the per-file counts on top when they name every file: a line
+// without its file cannot be acted on. Lines that more than one file
+// changes are not checked.
+func checkDiffAnchored(t *testing.T, diff, out string) {
+	t.Helper()
+	fileOf := map[string]string{}
+	path := ""
+	oldLeft, newLeft := 0, 0
+	for _, l := range strings.Split(diff, "\n") {
+		if oldLeft > 0 || newLeft > 0 {
+			switch {
+			case strings.HasPrefix(l, "+"), strings.HasPrefix(l, "-"):
+				if l[0] == '+' {
+					newLeft--
+				} else {
+					oldLeft--
+				}
+				if f, ok := fileOf[l]; ok && f != path {
+					fileOf[l] = ""
+				} else {
+					fileOf[l] = path
+				}
+			case strings.HasPrefix(l, "\\"):
+			case l == "", l[0] == ' ':
+				oldLeft--
+				newLeft--
+			default:
+				oldLeft, newLeft = 0, 0 // a short hunk: the header of what follows
+			}
+			if oldLeft > 0 || newLeft > 0 || l == "" || strings.ContainsRune("+-\\ ", rune(l[0])) {
+				continue
+			}
+		}
+		switch {
+		case strings.HasPrefix(l, "@@ "):
+			oldLeft, newLeft = hunkCounts(l)
+		case strings.HasPrefix(l, "diff "), strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+			if p := diffPath(l); p != "" && p != "/dev/null" && (strings.HasPrefix(l, "diff ") || strings.HasPrefix(l, "+++ ") || !strings.HasPrefix(path, "\x00")) {
+				path = p
+			}
+		}
+	}
+	lines := strings.Split(out, "\n")
+	named := !strings.Contains(lines[0], " more"+markClose)
+	under := ""
+	for k, l := range lines {
+		header := strings.HasPrefix(l, "diff ") ||
+			strings.HasPrefix(l, "--- ") && k+1 < len(lines) && strings.HasPrefix(lines[k+1], "+++ ") ||
+			strings.HasPrefix(l, "+++ ") && k > 0 && strings.HasPrefix(lines[k-1], "--- ")
+		switch {
+		case k == 0:
+		case header:
+			if p := diffPath(l); p != "" && p != "/dev/null" {
+				under = p
+			}
+		case strings.HasPrefix(l, "+"), strings.HasPrefix(l, "-"):
+			f := fileOf[l]
+			if f == "" {
+				continue
+			}
+			if f != under {
+				t.Errorf("%q (of %s) is kept under %q", l, f, under)
+			}
+			if named && !strings.Contains(lines[0], f+" +") {
+				t.Errorf("%s is not named on top: %q", f, lines[0])
+			}
+		}
 	}
 }
 
@@ -1219,7 +1293,8 @@ func TestCILogs(t *testing.T) {
 // TestDiffDefinitionsFirst: a changed line that opens a definition is
 // what the agent calls or edits next, so it ranks before the first
 // changes of every hunk, and with many hunks under a tight aim the hunk
-// headers go after both, while every file header stays. The diff is a
+// headers go after both. Every file stays named, by the per-file counts on
+// top, and every changed line kept sits under its file's header. The diff is a
 // real one from the tuning set: Codex CLI's `git diff` of four release
 // files in EntityProcess/agentv (testenv/sessions/corpus, MIT), whose
 // next step used the functions added to scripts/publish.ts.
@@ -1245,10 +1320,11 @@ func TestDiffDefinitionsFirst(t *testing.T) {
 			}
 		}
 		for _, f := range files {
-			if !strings.Contains(out, "diff --git a/"+f+" b/"+f) {
+			if !strings.Contains(out, f+" +") {
 				t.Errorf("%gx: file %s not named", c.ratio, f)
 			}
 		}
+		checkDiffAnchored(t, rec.Output, out)
 		if err := checkGuards(s, rec.Output, rec.hint()); err != nil {
 			t.Errorf("%gx: %v", c.ratio, err)
 		}
@@ -1412,4 +1488,32 @@ func heldOutRecord(t *testing.T, id string) *record {
 	}
 	t.Fatalf("%s not in the committed sessions", id)
 	return nil
+}
+
+// TestDiffLinesUnderTheirHeaders: on every diff of the committed sessions,
+// at 4x and 10x, each changed line kept sits under its own file's header and
+// each file is named on top (checkDiffAnchored). A header is kept with the
+// first line of its file and never alone, so the budget of a tight aim goes
+// to changed lines rather than to headers of files none of whose lines fit.
+func TestDiffLinesUnderTheirHeaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every committed session")
+	}
+	n := 0
+	for _, r := range loadHeldOutSessions(t) {
+		if len(r.Output) < 2000 || Detect(r.Output, r.hint()) != KindDiff {
+			continue
+		}
+		n++
+		for _, ratio := range []float64{4, 10} {
+			out, rep := Structural(StructuralOptions{TargetRatio: ratio}).Compress(r.Output, r.hint())
+			if !rep.Changed {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%gx", r.ID, ratio), func(t *testing.T) { checkDiffAnchored(t, r.Output, out) })
+		}
+	}
+	if n < 100 {
+		t.Errorf("only %d diffs", n)
+	}
 }

@@ -277,7 +277,7 @@ func kindCases(t testing.TB) []kindCase {
 			keep: []string{
 				"diff --ruN a/oldname1 b/newname1",
 				"--- oldname1	2009-10-11 15:12:20.000000000 +0000",
-				"+++ newname2	2009-10-11 15:12:30.000000000 +0000",
+				"newname1 +8 -8, newname2 +8 -8",
 				"@@ -1,3 +1,9 @@",
 			},
 			maxRatio: 0.9,

@@ -127,6 +127,11 @@ type plan struct {
 	// headingOf[i] is the group whose heading line i is, or -1; nil when
 	// the kind has no headings.
 	headingOf []int32
+	// parent[i] is the line that line i cannot be read without (a diff's
+	// hunk header above its changed lines, the file header above the
+	// hunk), -1 for none, or onlyWithChild; nil when the kind has none.
+	// Selection keeps a line's parents with it, at their cost (take).
+	parent []int32
 }
 
 // markerCost estimates the bytes one gap marker takes, for the budget.
@@ -681,16 +686,24 @@ func (p *plan) selectGreedy() {
 			// first: an error line outranks the location line under it.
 			for _, j32 := range skipped {
 				j := int(j32)
-				if cost := p.lineCost(j) + p.gapDelta(j)*p.markCost; used+cost <= limit {
-					p.cls[j].keep = true
+				if p.cls[j].keep {
+					continue
+				}
+				if cost, taken := p.take(j); used+cost <= limit {
 					used += cost
+				} else {
+					p.untake(j, taken)
 				}
 			}
 			skipped = nil
 		}
 		prev = p.cls[i].tier
-		cost := p.lineCost(i) + p.gapDelta(i)*p.markCost
+		if p.cls[i].keep || p.parent != nil && p.parent[i] == onlyWithChild {
+			continue // taken as another line's parent, or only ever so
+		}
+		cost, taken := p.take(i)
 		if used+cost > limit && !p.must(i) {
+			p.untake(i, taken)
 			if p.cls[i].tier == tierCritical {
 				skipped = append(skipped, int32(i))
 			} else {
@@ -703,7 +716,6 @@ func (p *plan) selectGreedy() {
 			}
 			continue
 		}
-		p.cls[i].keep = true
 		used += cost
 	}
 	// Lists take what selection left of the aim, and at least the reserve.
@@ -728,6 +740,47 @@ func (p *plan) selectGreedy() {
 	}
 	p.usedBytes = used + p.listLeft
 	p.fillSmallGaps()
+}
+
+// take keeps line i and those of its parents not kept yet, and returns
+// what they cost (the gap markers they add or remove included) and how
+// many it kept, for untake.
+func (p *plan) take(i int) (cost, taken int) {
+	if p.parent != nil {
+		if a := p.parent[i]; a >= 0 && !p.cls[a].keep {
+			cost, taken = p.take(int(a))
+		}
+	}
+	cost += p.lineCost(i) + p.gapDelta(i)*p.markCost
+	p.cls[i].keep = true
+	return cost, taken + 1
+}
+
+// untake undoes take(i): line i and the taken-1 parents above it.
+func (p *plan) untake(i, taken int) {
+	for ; taken > 0; taken-- {
+		p.cls[i].keep = false
+		if p.parent == nil || p.parent[i] < 0 {
+			return
+		}
+		i = int(p.parent[i])
+	}
+}
+
+// onlyWithChild as a line's parent marks a line that is kept only as
+// another line's parent: a header that says nothing the lines under it
+// do not need it for.
+const onlyWithChild = -2
+
+// setParent records that line i is read under line j (or onlyWithChild).
+func (p *plan) setParent(i, j int) {
+	if p.parent == nil {
+		p.parent = make([]int32, p.n)
+		for k := range p.parent {
+			p.parent[k] = -1
+		}
+	}
+	p.parent[i] = int32(j)
 }
 
 // selectionOrder lists the lines below tierNoise in (tier, rank, index)
@@ -1316,7 +1369,16 @@ func (p *plan) categoryReason(i, j int) string {
 		for _, c := range list[2:] {
 			rest += c.n
 		}
-		list = append(list[:2], cc{-1, rest})
+		list = list[:2]
+		// The rest reads "other": a category of that name among the
+		// first two takes it ("9 context, 9 other", not "9 context,
+		// 5 other, 4 other").
+		if k := slices.IndexFunc(list, func(c cc) bool { return p.cats[c.cat] == "other" }); k >= 0 {
+			list[k].n += rest
+			slices.SortStableFunc(list, func(a, b cc) int { return b.n - a.n })
+		} else {
+			list = append(list, cc{-1, rest})
+		}
 	}
 	var b strings.Builder
 	for k, c := range list {

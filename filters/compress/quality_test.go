@@ -526,9 +526,10 @@ func assertQuality(t *testing.T, name string, s, baseline qualityRun, ratio floa
 		if full {
 			// Diff headers (D) are held lower than they were: a hunk
 			// header is kept with its first changes, not before every
-			// changed line (issue 23), and a hunk dropped whole is
-			// counted in the per-file line on top.
-			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.75, factJ: 0.80})
+			// changed line, a file header with the first line of its
+			// file, not alone (issue 23), and a hunk or a file dropped
+			// whole is counted in the per-file line on top.
+			assertRecall(t, name, s.all, map[factClass]float64{factE: 0.95, factX: 0.95, factL: 0.90, factD: 0.70, factJ: 0.80})
 		} else {
 			assertRecall(t, name+", diagnostic", s.diag, map[factClass]float64{factE: 0.95, factX: 0.95})
 		}
