@@ -231,6 +231,15 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 		p.query = queryTerms(hint)
 		switch kind {
 		case KindTestLog, KindTraceback, KindLog, KindText:
+			// Where a program reports, an error line dropped is a failure
+			// the agent does not see; the bytes past the aim are the
+			// lesser cost. Critical lines may take three times the aim
+			// there, not 1.75: on the tuning set error lines at 4x
+			// 96.4 -> 99.6 %, at 10x 91.8 -> 94.2 %, the achieved
+			// ratios 4.29 -> 4.28x and 9.82 -> 9.77x (issue 23). A
+			// search's error hits are code that names errors, not
+			// failures: they keep 1.75.
+			p.critCap = p.budget * 3
 			classifyDiagnostic(p, kind)
 			p.raiseQueryLines()
 			p.selectGreedy()
@@ -243,7 +252,7 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			p.selectGreedy()
 		case KindDiff:
 			classifyDiff(p)
-			p.critCap = len(text) // file and hunk headers are always kept
+			p.critCap = len(text) // what a header says beyond its path (a rename, a mode, a binary file) and commit lines are always kept
 			p.selectGreedy()
 		case KindFileRead:
 			p.readReport = readsOutputFile(hint)

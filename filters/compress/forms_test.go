@@ -1517,3 +1517,45 @@ func TestDiffLinesUnderTheirHeaders(t *testing.T) {
 		t.Errorf("only %d diffs", n)
 	}
 }
+
+// TestErrorLinesTakeThreeTimesTheAim: where a program reports, distinct
+// error lines may take three times the aim (1.75 before): 25 compiler
+// errors of a build, twice the aim of a 10x cut between them, are all
+// kept, and the output stays within three times the aim and a quarter.
+func TestErrorLinesTakeThreeTimesTheAim(t *testing.T) {
+	var b strings.Builder
+	var errs []string
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "cc -O2 -Wall -Iinclude -c src/dep%03d.c -o build/dep%03d.o  # module %d of 200\n", i, i, i)
+		if i%8 == 4 {
+			e := fmt.Sprintf("src/svc%02d/handler.c:%d:2: error: implicit declaration of function 'lib%02d_init' is invalid in C99 [-Wimplicit-function-declaration]", i/8, 10+i, i/8)
+			errs = append(errs, e)
+			b.WriteString(e + "\n")
+		}
+	}
+	text, h := b.String(), bash("make -k")
+	aim := len(text) / 10
+	total := 0
+	for _, e := range errs {
+		total += len(e) + 1
+	}
+	if total < aim*7/4 || total > aim*5/2 {
+		t.Fatalf("error lines take %d bytes of an aim of %d: the test tests nothing", total, aim)
+	}
+	s := Structural(StructuralOptions{TargetRatio: 10})
+	out, rep := s.Compress(text, h)
+	if !rep.Changed || !isDiagnostic(rep.Kind) {
+		t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+	}
+	for _, e := range errs {
+		if !strings.Contains(out, e) {
+			t.Errorf("lost %q", e)
+		}
+	}
+	if len(out) > aim*13/4 {
+		t.Errorf("%d bytes, aim %d", len(out), aim)
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}

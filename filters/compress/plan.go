@@ -140,9 +140,10 @@ const markerCost = 44
 
 func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 	p := &plan{src: text, budget: opts.TargetBytes, context: max(opts.ContextLines, 0)}
-	// Must-keep lines may take 1.75 times the aim: a run with 300 failing
-	// tests is worth more than hitting the target exactly. selectGreedy
-	// then leaves a quarter of the aim for their context.
+	// Critical lines may take 1.75 times the aim (three times in the
+	// diagnostic kinds, classifyDiagnostic): a run with 300 failing tests
+	// is worth more than hitting the target exactly. selectGreedy then
+	// leaves a quarter of the aim for their context.
 	p.critCap = p.budget * 7 / 4
 	p.maxLine = min(max(p.budget/8, 512), 16384)
 	body := text
