@@ -1185,21 +1185,27 @@ func TestSearchFailureLines(t *testing.T) {
 }
 
 // TestSearchSummaryHits: a search through saved test logs for how runs
-// ended finds their summaries among other hits; those are kept as error
-// hits are, at any ratio.
+// ended finds their summaries, and their failing tests, among other hits;
+// those are kept as error hits are, at any ratio.
 func TestSearchSummaryHits(t *testing.T) {
-	var b strings.Builder
-	for i := 0; i < 150; i++ {
-		fmt.Fprintf(&b, "ci/logs/nightly.log:%d:[sync] mirrored refs/heads/branch-%d to origin (%d objects)\n", 100+i, i, 40+i%60)
-		if i == 70 {
-			b.WriteString("ci/logs/nightly.log:2210:=========== 3 failed, 1204 passed, 2 skipped in 312.40s (0:05:12) ===========\n")
+	for _, hit := range []string{
+		"=========== 3 failed, 1204 passed, 2 skipped in 312.40s (0:05:12) ===========",
+		"--- FAIL: TestParseHeader (0.01s)",
+		"FAILED tests/test_api.py::test_login - AssertionError: assert 401 == 200",
+	} {
+		var b strings.Builder
+		for i := 0; i < 150; i++ {
+			fmt.Fprintf(&b, "ci/logs/nightly-%d.log:%d:[sync] mirrored refs/heads/branch-%d to origin (%d objects)\n", i/20, 100+i, i, 40+i%60)
+			if i == 70 {
+				b.WriteString("ci/logs/nightly-3.log:2210:" + hit + "\n")
+			}
 		}
-	}
-	text, h := b.String(), bash(`grep -rn "[0-9]s\\b\\|objects" ci/logs`)
-	for _, ratio := range []float64{4, 10} {
-		out, _ := Structural(StructuralOptions{TargetRatio: ratio}).Compress(text, h)
-		if !strings.Contains(out, "3 failed, 1204 passed, 2 skipped in 312.40s (0:05:12)") {
-			t.Errorf("at %gx lost the summary hit:\n%s", ratio, out)
+		text, h := b.String(), bash(`grep -rn "[0-9]s\\b\\|objects" ci/logs`)
+		for _, ratio := range []float64{4, 10} {
+			out, _ := Structural(StructuralOptions{TargetRatio: ratio}).Compress(text, h)
+			if !strings.Contains(out, hit) {
+				t.Errorf("at %gx lost the hit %q:\n%s", ratio, hit, out)
+			}
 		}
 	}
 }

@@ -157,7 +157,9 @@ func classifySearch(p *plan) {
 // what failed. Only the summaries that open with what isSummaryLine knows
 // them by (summaryStart) are looked for, and only in a text with a digit:
 // a count, "in 12.30s". Most hits are code, and an exit notice anywhere in
-// a line is an error line already.
+// a line is an error line already. A failing test in a runner's words
+// ("--- FAIL: TestParse", "FAILED tests/a.py::t") is one too: a grep for
+// FAIL over saved runs is a search for them.
 func isErrorOrSummaryHit(text string) bool {
 	// Only the text is read: a path cannot make a hit an error line, and a
 	// text that opens with "panic: " or "E   " is read as such a line opens.
@@ -166,7 +168,8 @@ func isErrorOrSummaryHit(text string) bool {
 		return true
 	}
 	t := trimLeft(text)
-	return m.has('0') && t != "" && summaryStart[t[0]] && isSummaryLine(t)
+	return m.has('0') && t != "" && summaryStart[t[0]] && isSummaryLine(t) ||
+		failureMarkedIn(t, m) && isFailingTest(t)
 }
 
 // hitText is a hit's text: l after "path:12:", "path-12-", "path:" or,
