@@ -213,7 +213,11 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 		// compression's CPU end to end).
 		return text, unchanged("", text)
 	}
-	kind := Detect(text, hint)
+	return s.compressAs(text, hint, Detect(text, hint))
+}
+
+// compressAs is Compress of a text of a known kind, over its aim.
+func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Report) {
 	var out string
 	var omitted int
 	switch kind {

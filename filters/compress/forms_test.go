@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // TestDiffFileCounts: a compressed diff opens with every file's +/- counts
@@ -1563,5 +1565,62 @@ func TestErrorLinesTakeThreeTimesTheAim(t *testing.T) {
 	}
 	if err := checkGuards(s, text, h); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestJSONStringsHoldingARun: a test run returned inside JSON by a tool
+// that is not a shell (a CI API's job log, clean-up after the run) is
+// compressed as the test log it is and written back as a JSON string: its
+// failing tests and summary survive where a cut of the string's start and
+// end dropped them. The output is valid JSON with the other members as
+// they were; a Markdown body that quotes a log keeps its start and end.
+func TestJSONStringsHoldingARun(t *testing.T) {
+	// The job goes on after the run: uploads and clean-up, as CI logs do.
+	var job strings.Builder
+	job.WriteString(readTestdata(t, "pytest_failures.log"))
+	for i := range 150 {
+		fmt.Fprintf(&job, "Post job cleanup: removing cache entry %d of 150 (/home/runner/.cache/pip/wheels/%02x)\n", i, i)
+	}
+	run := job.String()
+	doc := `{"id": 29339084745, "name": "tests (3.12)", "conclusion": "failure", "log": ` + jsonString(run) + `, "url": "https://github.com/o/r/actions/runs/1/job/2"}`
+	h := Hint{ToolName: "mcp__ci__get_job_log", Args: `{"job_id": 29339084745}`}
+	if k := Detect(doc, h); k != KindJSON {
+		t.Fatalf("detected %s", k)
+	}
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, rep := s.Compress(doc, h)
+		if !rep.Changed || !gjson.Valid(out) {
+			t.Fatalf("%gx: changed %v, valid %v", ratio, rep.Changed, gjson.Valid(out))
+		}
+		log := gjson.Get(out, "log").String()
+		for _, k := range []string{
+			"7 failed, 131 passed, 7 skipped in 19.35s",
+			"FAILED lib/matplotlib/tests/test_figure.py::test_subfigure[png]",
+			"FAILED lib/matplotlib/tests/test_figure.py::test_subfigures_wspace_hspace",
+		} {
+			if !strings.Contains(log, k) {
+				t.Errorf("%gx: lost %q", ratio, k)
+			}
+		}
+		if gjson.Get(out, "conclusion").String() != "failure" || gjson.Get(out, "url").String() == "" {
+			t.Errorf("%gx: members lost: %.300s", ratio, out)
+		}
+		if err := checkGuards(s, doc, h); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+	// A bug report that pastes a debug log: the prose on top is what it
+	// says, so the string keeps its start.
+	var body strings.Builder
+	body.WriteString("### What happened?\n\nWhen I enable async rendering the prompt loses the directory hook installed by the shell integration.\n\n```\n")
+	for i := range 200 {
+		fmt.Fprintf(&body, "[DEBUG] 23:32:53.%03d segment.go:Execute:173 → segment %d rendered\n", i, i)
+	}
+	body.WriteString("```\n")
+	issue := `{"title": "Async prompt clobbers hook", "body": ` + jsonString(body.String()) + `, "state": "OPEN"}`
+	out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(issue, bash("gh issue view 7714 --json title,body,state"))
+	if !strings.Contains(gjson.Get(out, "body").String(), "When I enable async rendering the prompt loses") {
+		t.Errorf("the report's prose was dropped: %.600s", out)
 	}
 }

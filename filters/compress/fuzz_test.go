@@ -84,6 +84,8 @@ func FuzzStructural(f *testing.F) {
 	// Line-dense outputs take denseCut, not a plan.
 	f.Add(strings.Repeat("\n", 3000)+"FAILED t.py::x - E\n"+strings.Repeat("1\n", 3000), "bash", `{"command":"pytest"}`, 300)
 	f.Add("["+strings.Repeat("1,", 3000)+"2]", "http", "", 299)
+	// A test run inside a JSON string (jsonWriter.text).
+	f.Add(`{"log": "`+strings.Repeat(`collected 3 items\nt.py::a PASSED\n`, 40)+`FAILED t.py::x - E\n=== 1 failed, 80 passed in 0.1s ===\n"}`, "mcp__ci__log", "", 300)
 	// A CI job's log, read through its prefixes (ciLogPrefix), and the
 	// forms with a drive or tsc's parenthesised location.
 	f.Add(strings.Repeat("test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z ok  \tpkg\t0.1s\n", 40)+

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // JSON is compressed as a tree, so the output stays valid JSON. The byte
@@ -18,7 +20,10 @@ import (
 //     that do not fit become one "…" member holding "[… 12 keys omitted …]";
 //   - an array keeps whole items from the start while they fit, gives what is
 //     left to the next item, and ends with "[… 97 items omitted …]";
-//   - a string longer than its share keeps its start and end around
+//   - a string of many lines longer than its share (an issue's body, a log
+//     a tool returns inside JSON) is compressed as the text it holds, by
+//     the rules of its kind, and written back as a JSON string;
+//   - another string longer than its share keeps its start and end around
 //     "[… 1234 bytes omitted …]", never splitting an escape or a character;
 //   - a container whose share is too small for anything becomes its marker.
 //
@@ -292,6 +297,9 @@ func (w *jsonWriter) str(raw string, budget int) {
 		w.b.WriteString(raw)
 		return
 	}
+	if w.text(inner, budget) {
+		return
+	}
 	head := safeJSONCut(inner, room*2/3, false)
 	tail := safeJSONCut(inner, len(inner)-room/3, true)
 	if tail <= head {
@@ -303,6 +311,51 @@ func (w *jsonWriter) str(raw string, budget int) {
 	w.b.WriteString(countMarker(tail-head, "bytes"))
 	w.b.WriteString(inner[tail:])
 	w.b.WriteByte('"')
+}
+
+// minTextLines is the number of lines a string must hold to be compressed
+// as text: fewer, and its start and end say as much.
+const minTextLines = 8
+
+// text writes a string value (inner: its raw bytes between the quotes) of
+// at least minTextLines lines compressed as the text it holds, within
+// about budget bytes, and reports whether it did: a test run or a stack
+// trace returned by an API, a review comment's diff hunk. The failing
+// tests, error lines and locations in them are what an agent reads, and a
+// cut that keeps the start and the end drops them. A string that holds
+// JSON is not opened again (its strings would be, a level at a time), and
+// nothing is written unless it is shorter than the input.
+func (w *jsonWriter) text(inner string, budget int) bool {
+	if budget < MinTargetBytes+2 || strings.Count(inner, `\n`) < minTextLines {
+		return false
+	}
+	text := jsonsafe.Unescape(inner)
+	if hasOwnMarker(text) {
+		return false
+	}
+	// Only the kinds whose rules beat a start and an end on any text: a
+	// Markdown body that quotes a debug log reads as a log, and the log's
+	// rules would keep its lines over the prose that says what happened.
+	// Text keeps its start and end, and its outcomes and errors.
+	kind := Detect(text, Hint{})
+	switch kind {
+	case KindTestLog, KindTraceback, KindDiff, KindText:
+	default:
+		return false
+	}
+	// The aim is in the string's bytes, not its escaped ones.
+	aim := max((budget-2)*len(text)/len(inner), MinTargetBytes)
+	out, rep := structural{StructuralOptions{TargetBytes: aim}.withDefaults()}.compressAs(text, Hint{}, kind)
+	if !rep.Changed {
+		return false
+	}
+	q := jsonString(out)
+	if len(q) >= len(inner)+2 {
+		return false
+	}
+	w.b.WriteString(q)
+	w.omitted += rep.Omitted
+	return true
 }
 
 // safeJSONCut moves a cut position in the inside of a raw JSON string to a
