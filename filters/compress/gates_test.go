@@ -136,6 +136,10 @@ func TestLineGates(t *testing.T) {
 		"[ERROR] x", "[error] x", "x ERROR y", "WARN x", "Warning: x", "warning: x", "[warning] x", "level=warn",
 		"UserWarning x", "2 failed, 10 passed in 0.42s", "12) x", "2026-03-01 10:00:00 INFO x", "a12:30:45", "x 2024/05/20 y",
 		"1a2024-05-20", "12:3:45 12:34:56", "src/a.go:12:x", "src/a.go-12-x", "Found 3 errors in 2 files.", "Found 1 error.", "Found 2 diagnostics", "Found 12 files", "Found 1 errorless", "Success: no issues found in 3 source files", "Error [ERR_X]: y", "TypeError [ERR_X]: y", "zsh:1: command not found: x", "/bin/sh: 1: x: not found", "env: 'node': No such file or directory", "Killed", "Killed: 9", "Summary [ 0.1s] 3 tests run: 3 passed", "  1 failed", "  3 passed (1.2s)", "2 flaky", "Failed!  - Failed: 1, Passed: 2", "Passed!  - Failed: 0, Passed: 2", "BUILD FAILED in 3s", "BUILD SUCCESSFUL in 5s", "3 tests completed, 1 failed", "Tests run: 5, Failures: 1, Errors: 0, Skipped: 0", "[INFO] Tests run: 5, Failures: 0, Errors: 0, Skipped: 0", "[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.1 s - in a.B", "Executed 3 tests, with 1 failure (0 unexpected) in 0.1 (0.2) seconds", "# fail 1", "# pass 12", "# tests x", "src/a.py:    return x", "a (b", "a/b=c", "│   ├── a.go", "|-- b", "`-- c", "a/b.go", "x y/z", "http://x/y", ".env", "thread 'x' panicked at 'y'", "error: x", "Error: x", "ERROR: x",
+		// The first-byte and exit-notice gates at their edges.
+		"PASS", " PASS ", "PASSED", "PASSING 3", "Passed!", "test result: ok. 1 passed", "tests finished: 3 passed, in 0.1 seconds",
+		"test result:", "testenv/body.go:21:func x()", "tests/a.py", "Process exited with EXIT CODE 2", "exit code 1", "Exit 1",
+		"text 1", "eXit code 1", "EXIT STATUS 3", "ExIt status 2", "make[1]: *** [x] Error 1", "exits 2", "xit code 1",
 	}
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -156,6 +160,9 @@ func FuzzLineGates(f *testing.F) {
 	f.Add("Traceback (most recent call last):")
 	f.Add("    28→FAILED tests/a.py::t - x")
 	f.Add("FAILED x\u00a0")
+	f.Add("test result: FAILED. 1 passed; 1 failed")
+	f.Add("Process exited with EXIT CODE 2")
+	f.Add("PASS")
 	f.Fuzz(func(t *testing.T, l string) {
 		if !strings.Contains(l, "\n") {
 			checkGates(t, l)

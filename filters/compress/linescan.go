@@ -205,11 +205,15 @@ func (s lineScan) mayBeSummary() bool {
 	case 'O':
 		return strings.HasPrefix(t, "OK")
 	case 'P':
-		return strings.HasPrefix(t, "PASS") || strings.HasPrefix(t, "Passed!")
+		// go test's "PASS" alone, dotnet's "Passed!  - …": not pytest
+		// -rA's hundred "PASSED tests/a.py::t" lines.
+		return t == "PASS" || strings.HasPrefix(t, "Passed!")
 	case 'o':
 		return strings.HasPrefix(t, "ok")
 	case 't':
-		return strings.HasPrefix(t, "test")
+		// cargo's and sympy's; not the paths of a listing or a grep
+		// ("tests/a.py", "testenv/body.go:21:").
+		return strings.HasPrefix(t, "test result:") || strings.HasPrefix(t, "tests finished:")
 	case 'T':
 		return strings.HasPrefix(t, "Test")
 	case 'F':
@@ -223,7 +227,8 @@ func (s lineScan) mayBeSummary() bool {
 // alone pass most lines of a shell trace ("export", "site-packages").
 func (s lineScan) mayBeExitNotice() bool {
 	m := s.bits
-	return !s.plain || s.first() == 'm' || m.has('0') && (m.has('x') && m.has('i') && m.has('t') || m.has('X') && m.has('I') && m.has('T'))
+	return !s.plain || s.first() == 'm' || m.has('0') && (m.has('x') && m.has('i') && m.has('t') && strings.Contains(s.t, "xit") ||
+		m.has('X') && m.has('I') && m.has('T') && strings.Contains(s.t, "XIT"))
 }
 
 // failFirst and failLast are the bytes a line isFailingTest accepts can
