@@ -94,6 +94,8 @@ var sourceSet = map[string]string{
 	// Round 13, placed by order of completion before any of their outputs
 	// was compressed: the first source finished is measured.
 	"claude-code-flutterdockerimage": "test", // Claude Code 2.1 native transcripts, gmeligio/flutter-docker-image (Dockerfiles, shell, GitHub Actions, Renovate)
+	// Round 14's only new source; the alternation (test, tuning by order of addition) puts it in tuning.
+	"claude-code-agentstuff": "tuning", // Claude Code 2.1 native transcripts, ujuc/agent-stuff (Markdown agent guidelines, git)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -126,6 +128,7 @@ var sessionAgents = map[string]string{
 	"claude-code-chkit":              "claude-code-chkit",
 	"claude-code-napolimatcha":       "claude-code-napolimatcha",
 	"claude-code-flutterdockerimage": "claude-code-flutterdockerimage",
+	"claude-code-agentstuff":         "claude-code-agentstuff",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
