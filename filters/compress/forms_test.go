@@ -1624,3 +1624,37 @@ func TestJSONStringsHoldingARun(t *testing.T) {
 		t.Errorf("the report's prose was dropped: %.600s", out)
 	}
 }
+
+// TestSearchErrorHitsKeepEveryType: when a search's error hits overflow
+// what they may take, the first hit naming each exception type is kept
+// before more hits of the types already named: types that only later files
+// handle are what the search found that the first files did not say.
+func TestSearchErrorHitsKeepEveryType(t *testing.T) {
+	types := []string{"ValueError", "KeyError", "TimeoutError", "PermissionError", "ConnectionResetError", "JSONDecodeError", "IntegrityError", "ValidationError"}
+	var b strings.Builder
+	for f := 0; f < 60; f++ {
+		for h := 0; h < 4; h++ {
+			ty := types[(f+h)%3]
+			if f > 50 && h == 2 {
+				ty = types[3+f%5]
+			}
+			fmt.Fprintf(&b, "src/app/module_%02d/handlers.py:%d:    except %s:\n", f, 10+h*17, ty)
+		}
+	}
+	text, h := b.String(), bash(`grep -rn "except .*Error:" src/app`)
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, rep := s.Compress(text, h)
+		if rep.Kind != KindSearch || !rep.Changed {
+			t.Fatalf("%gx: kind %s, changed %v", ratio, rep.Kind, rep.Changed)
+		}
+		for _, ty := range types {
+			if !strings.Contains(out, "except "+ty+":") {
+				t.Errorf("%gx: no hit names %s", ratio, ty)
+			}
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+}

@@ -64,6 +64,7 @@ func classifySearch(p *plan) {
 		return g
 	}
 	heading := int32(-1) // rg --heading: the current file
+	var types seenSet    // the exception types error hits named so far
 	for i, l := range p.allLines() {
 		path, n, match := parseHit(l)
 		if path == "" && plainHits {
@@ -103,8 +104,21 @@ func classifySearch(p *plan) {
 				// files and may take critCap. Its rank is not
 				// negative: critical lines ranked below mustRank (-1
 				// here) would be kept at any ratio, and a search for
-				// "Error" over a large tree has thousands.
-				p.set(i, tierCritical, int(g), 0)
+				// "Error" over a large tree has thousands. The first hit
+				// naming each exception type goes first: when error
+				// hits overflow what they may take, a type only later
+				// files handle (`except IntegrityError:`) is news a
+				// tenth more hits of the first types are not.
+				rank := int(g) + 1
+				if name := exceptionName(text); name != "" {
+					if types.m == nil {
+						types = newSeenSet(len(p.body))
+					}
+					if !types.add(hashAdd(hashSeed, name)) {
+						rank = 0
+					}
+				}
+				p.set(i, tierCritical, rank, 0)
 			case k == 0:
 				p.set(i, tierHigh, int(g), 0)
 			case k < 3:
