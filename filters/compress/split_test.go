@@ -96,6 +96,9 @@ var sourceSet = map[string]string{
 	"claude-code-flutterdockerimage": "test", // Claude Code 2.1 native transcripts, gmeligio/flutter-docker-image (Dockerfiles, shell, GitHub Actions, Renovate)
 	// Round 14's only new source; the alternation (test, tuning by order of addition) puts it in tuning.
 	"claude-code-agentstuff": "tuning", // Claude Code 2.1 native transcripts, ujuc/agent-stuff (Markdown agent guidelines, git)
+	// Round 15: claude-code-contextevaluator-b.jsonl.gz holds the 36
+	// context-evaluator sessions that did not fit round 7's file; their ids
+	// start "claude-code-contextevaluator__", so they tune with it (tuning).
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
