@@ -64,17 +64,50 @@ func LoadWith(path string, h *Head) ([]Session, error) {
 	return ss, nil
 }
 
-// LoadAll loads every file in turn (LoadWith) into one set.
+// LoadAll loads every file in turn (LoadWith) into one set. A session
+// holds every turn's request, so a set's memory grows with the square of
+// its sessions' lengths: replays of whole corpora stream them (Each).
 func LoadAll(files []string, h *Head) ([]Session, error) {
 	var out []Session
-	for _, f := range files {
-		ss, err := LoadWith(f, h)
-		if err != nil {
-			return nil, err
+	err := Each(files, h, func(s Session) error {
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Each reads the sessions of every file in turn and calls fn on each, one
+// session in memory at a time: the corpus's 400-odd sessions hold over
+// 20 GB of requests together (a replay of all of them was killed for
+// memory), the longest one a few hundred MB.
+func Each(files []string, h *Head, fn func(Session) error) error {
+	for _, path := range files {
+		if err := eachIn(path, h, fn); err != nil {
+			return err
 		}
-		out = append(out, ss...)
 	}
-	return out, nil
+	return nil
+}
+
+func eachIn(path string, h *Head, fn func(Session) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	if err := readEach(r, h, fn); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // Read parses sessions from r.
@@ -84,30 +117,44 @@ func Read(r io.Reader) ([]Session, error) {
 
 // ReadWith is Read with a realistic head for stub heads (nil: none).
 func ReadWith(r io.Reader, h *Head) ([]Session, error) {
+	var out []Session
+	err := readEach(r, h, func(s Session) error {
+		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readEach parses sessions from r and calls fn on each in turn.
+func readEach(r io.Reader, h *Head, fn func(Session) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	var out []Session
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
 		if !gjson.ValidBytes(line) {
-			return nil, fmt.Errorf("line %d: not JSON", n)
+			return fmt.Errorf("line %d: not JSON", n)
 		}
 		if h != nil {
 			var err error
 			if line, err = h.Apply(line); err != nil {
-				return nil, fmt.Errorf("line %d: head: %w", n, err)
+				return fmt.Errorf("line %d: head: %w", n, err)
 			}
 		}
 		s, err := parse(line)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
-		out = append(out, s)
+		if err := fn(s); err != nil {
+			return err
+		}
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // model and openAIModel name the sessions' requests: the window table

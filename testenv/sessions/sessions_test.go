@@ -26,7 +26,7 @@ func TestSessionSample(t *testing.T) {
 	if len(ss) != 4 {
 		t.Fatalf("%d sessions in the sample", len(ss))
 	}
-	checkGoals(t, ss, goals{minFit: 2.5, maxFillCost: 0.90, maxOverCost: 1.0})
+	checkGoals(t, []string{"testdata/sample.jsonl"}, nil, goals{minFit: 2.5, maxFillCost: 0.90, maxOverCost: 1.0})
 }
 
 // TestSessionSampleFlattened: with tiers.flatten the old exchanges reach
@@ -71,11 +71,7 @@ func TestSessionCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss, err := LoadWith(corpusFile, head)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGoals(t, ss, goals{minFit: 2.5, maxFillCost: 0.90, maxOverCost: 1.0})
+	checkGoals(t, []string{corpusFile}, head, goals{minFit: 2.5, maxFillCost: 0.90, maxOverCost: 1.0})
 }
 
 // TestSessionHeldOut replays the held-out sessions (corpus/, never tuned
@@ -112,11 +108,7 @@ func TestSessionHeldOut(t *testing.T) {
 		if len(set.files) == 0 {
 			continue
 		}
-		ss, err := LoadAll(set.files, head)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGoals(t, ss, set.g)
+		checkGoals(t, set.files, head, set.g)
 	}
 }
 
@@ -131,23 +123,37 @@ type goals struct {
 	maxFillCost, maxOverCost float64
 }
 
-// checkGoals replays ss in both dialects and two windows: the invariants
-// always hold (pairing, recent and newest results, key lines, system
-// prompt and first message, no step outside the window's emergency closer
-// than a quarter window to the last), and g's figures are reached.
-func checkGoals(t *testing.T, ss []Session, g goals) {
+// checkGoals replays the sessions of files in both dialects and two
+// windows, one session in memory at a time (Each): the invariants always
+// hold (pairing, recent and newest results, key lines, system prompt and
+// first message, no step outside the window's emergency closer than a
+// quarter window to the last), and g's figures are reached.
+func checkGoals(t *testing.T, files []string, head *Head, g goals) {
 	cfg := extproc.DefaultConfig()
-	for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
-		// The window the raw session just fills.
-		fill, err := RunFraction(cfg, ss, d, 0, 1)
-		if err != nil {
-			t.Fatal(err)
+	dialects := []wire.Dialect{wire.Anthropic, wire.OpenAIChat}
+	// Per dialect: the window the raw session just fills, and one it
+	// exhausts a third of the way in.
+	fills, overs := make([][]Result, len(dialects)), make([][]Result, len(dialects))
+	err := Each(files, head, func(s Session) error {
+		for k, d := range dialects {
+			fill, err := RunFraction(cfg, []Session{s}, d, 0, 1)
+			if err != nil {
+				return err
+			}
+			over, err := RunFraction(cfg, []Session{s}, d, 0, 3)
+			if err != nil {
+				return err
+			}
+			fills[k] = append(fills[k], fill...)
+			overs[k] = append(overs[k], over...)
 		}
-		// A window the raw session exhausts a third of the way in.
-		over, err := RunFraction(cfg, ss, d, 0, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, d := range dialects {
+		fill, over := fills[k], overs[k]
 		for _, rs := range [][]Result{fill, over} {
 			tot := Totals(rs)
 			if tot.PairingErrors+tot.RecentChanged+tot.NewestChanged+tot.KeyLinesLost+tot.HeadChanged+tot.Errors != 0 || tot.StepsTooClose != 0 {

@@ -83,7 +83,32 @@ func main() {
 				files = append(files, f)
 			}
 		}
-		ss, err := sessions.LoadAll(files, head)
+		// One session in memory at a time, replayed in every window and
+		// dialect before the next is read: a corpus's requests together do
+		// not fit in memory (sessions.Each).
+		type cell struct {
+			run
+			d wire.Dialect
+		}
+		var cells []cell
+		for _, r := range runs {
+			for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
+				cells = append(cells, cell{r, d})
+			}
+		}
+		results := make([][]sessions.Result, len(cells))
+		n := 0
+		err := sessions.Each(files, head, func(s sessions.Session) error {
+			n++
+			for k, c := range cells {
+				rs, err := sessions.RunFraction(cfg, []sessions.Session{s}, c.d, c.window, c.fraction)
+				if err != nil {
+					return err
+				}
+				results[k] = append(results[k], rs...)
+			}
+			return nil
+		})
 		if err != nil {
 			fail(err)
 		}
@@ -91,11 +116,9 @@ func main() {
 		if head != nil {
 			headName = fmt.Sprintf("%s's where the recorded one is under %d KB", head.Agent, sessions.StubHeadBytes>>10)
 		}
-		fmt.Printf("\n## %s: %d sessions (%s), head %s\n", set.name, len(ss), set.files, headName)
-		for _, r := range runs {
-			for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
-				replay(cfg, ss, d, r.window, r.fraction, *verbose)
-			}
+		fmt.Printf("\n## %s: %d sessions (%s), head %s\n", set.name, n, set.files, headName)
+		for k, c := range cells {
+			report(results[k], c.d, c.window, c.fraction, *verbose)
 		}
 	}
 }
@@ -105,11 +128,7 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func replay(cfg *extproc.Config, ss []sessions.Session, d wire.Dialect, window, fraction int, verbose bool) {
-	rs, err := sessions.RunFraction(cfg, ss, d, window, fraction)
-	if err != nil {
-		fail(err)
-	}
+func report(rs []sessions.Result, d wire.Dialect, window, fraction int, verbose bool) {
 	fmt.Printf("\n### %s, window %s\n\n%s\n", d, windowName(window, fraction), sessions.Header)
 	if verbose {
 		for _, r := range rs {
