@@ -21,10 +21,13 @@ func classifyDiff(p *plan) {
 	block, off, inBlock := -1, 0, false // the current run of changed lines in the hunk
 	subject := false                    // after a commit's Date: line, before its message
 	gitPath := ""                       // the path the last "diff --git" line named
-	// A changed line is read under its hunk's header, the hunk under its
-	// file's header (selection keeps them with it): anchor is the file's
-	// first header line, head the last one a hunk hangs from ("+++" of a
-	// plain diff), hunk the current hunk's header; -1 when none.
+	// A changed line, and a hunk's header, are read under their file's
+	// header (selection keeps it with them, plan.take): anchor is the
+	// file's first header line, head the last one they hang from ("+++"
+	// of a plain diff), hunk the current hunk's header; -1 when none. A
+	// hunk's header is not a changed line's parent: it costs a line of
+	// its own, and at a tight aim the lines it would take the place of
+	// hold more of the names an agent uses next (issue 23).
 	anchor, head, hunk := -1, -1, -1
 	var stats []fileStat
 	cur := func() *fileStat {
@@ -122,8 +125,8 @@ func classifyDiff(p *plan) {
 			p.set(i, tierContext, 1<<20, catOther)
 			p.setParent(i, onlyWithChild)
 		case isDiffHeader(l):
-			// A file's first header ranks with its hunks' headers: where
-			// the budget reaches no line of the file, the counts on top
+			// A file's first header is kept only with a line of its
+			// file: where the budget reaches none, the counts on top
 			// name it, and its header's bytes go to changed lines of
 			// files read further (issue 23). What else the header says
 			// (a rename, a mode, a binary file) is kept at any price,
