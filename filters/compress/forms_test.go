@@ -1658,3 +1658,35 @@ func TestSearchErrorHitsKeepEveryType(t *testing.T) {
 		}
 	}
 }
+
+// TestListingKeepsItsErrors: a line of a listing that is not an entry but
+// a failure ("fatal: not a git repository" after `git ls-files`, a walk's
+// "error: …") is kept at 4x and 10x, as a search keeps its error lines.
+func TestListingKeepsItsErrors(t *testing.T) {
+	for _, tail := range []string{
+		"error: could not read directory 'vendor/x': Permission denied",
+		"fatal: not a git repository (or any of the parent directories): .git",
+	} {
+		var b strings.Builder
+		for i := range 300 {
+			fmt.Fprintf(&b, "src/components/widgets/group_%02d/widget_%03d.tsx\n", i/20, i)
+			if i == 150 {
+				b.WriteString(tail + "\n")
+			}
+		}
+		text, h := b.String(), bash("git ls-files src")
+		for _, ratio := range []float64{4, 10} {
+			s := Structural(StructuralOptions{TargetRatio: ratio})
+			out, rep := s.Compress(text, h)
+			if rep.Kind != KindDirListing || !rep.Changed {
+				t.Fatalf("%gx: kind %s, changed %v", ratio, rep.Kind, rep.Changed)
+			}
+			if !strings.Contains(out, tail) {
+				t.Errorf("%gx: lost %q", ratio, tail)
+			}
+			if err := checkGuards(s, text, h); err != nil {
+				t.Errorf("%gx: %v", ratio, err)
+			}
+		}
+	}
+}

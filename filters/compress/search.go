@@ -317,7 +317,15 @@ func classifyListing(p *plan) {
 					}
 				}
 			} else {
-				p.set(i, tierFill, i, catOther)
+				tier := tierFill
+				if isErrorLine(l) || isFailingTest(l) || isSummaryLine(l) {
+					// Not an entry but a failure around them: "fatal: not
+					// a git repository" after `git ls-files`, a walk's
+					// error, "Exit code 1". Kept as a search keeps its
+					// error lines, within the same cap.
+					tier = tierCritical
+				}
+				p.set(i, tier, i, catOther)
 				continue
 			}
 		}
