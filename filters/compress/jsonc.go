@@ -330,7 +330,9 @@ func (w *jsonWriter) text(inner string, budget int) bool {
 		return false
 	}
 	text := jsonsafe.Unescape(inner)
-	if hasOwnMarker(text) {
+	// The aim is in the string's bytes, not its escaped ones.
+	aim := max((budget-2)*len(text)/len(inner), MinTargetBytes)
+	if len(text) <= aim || hasOwnMarker(text) {
 		return false
 	}
 	// Only the kinds whose rules beat a start and an end on any text: a
@@ -343,8 +345,6 @@ func (w *jsonWriter) text(inner string, budget int) bool {
 	default:
 		return false
 	}
-	// The aim is in the string's bytes, not its escaped ones.
-	aim := max((budget-2)*len(text)/len(inner), MinTargetBytes)
 	out, rep := structural{StructuralOptions{TargetBytes: aim}.withDefaults()}.compressAs(text, Hint{}, kind)
 	if !rep.Changed {
 		return false

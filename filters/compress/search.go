@@ -318,7 +318,7 @@ func classifyListing(p *plan) {
 				}
 			} else {
 				tier := tierFill
-				if isErrorLine(l) || isFailingTest(l) || isSummaryLine(l) {
+				if isKeyLineIn(l, scanLine(l)) {
 					// Not an entry but a failure around them: "fatal: not
 					// a git repository" after `git ls-files`, a walk's
 					// error, "Exit code 1". Kept as a search keeps its
