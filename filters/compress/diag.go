@@ -80,6 +80,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	commitLine := -2  // the last git commit summary line
 	textOutcomes := 0
+	errMessage := -2 // the last vstest "Error Message:" label
 	// outcome keeps line i at any price with the rank given, while an
 	// output that is not a test log has had fewer than maxTextOutcomes.
 	outcome := func(i int, l string, rank int) {
@@ -150,6 +151,19 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
+		case test && i == errMessage+1:
+			// vstest (dotnet test) writes a failure's assertion under an
+			// "Error Message:" label, in the words of the test framework
+			// ("Assert.Equal() Failure: Values differ"): the error line
+			// of that failure, whatever its form.
+			if seenErr.add(collapsedHash(l)) {
+				p.set(i, tierFill, 0, catRepeat)
+			} else {
+				p.set(i, tierCritical, 2, catOut)
+			}
+		case test && s.startsWith('E') && strings.TrimSpace(l) == "Error Message:":
+			p.set(i, tierHigh, 0, catOut)
+			errMessage = i
 		case s.mayBeChainNotice() && isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):

@@ -1690,3 +1690,80 @@ func TestListingKeepsItsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDotnetTestFailures: dotnet test (vstest's console logger) names a
+// failing test "Failed Ns.Class.Test [12 ms]" and writes what it asserted
+// under "Error Message:"; both are kept at any ratio, its "Passed …" lines
+// are the passing tests.
+func TestDotnetTestFailures(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("  Determining projects to restore...\n  All projects are up-to-date for restore.\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "  MyApp.Module%02d -> /src/MyApp.Module%02d/bin/Debug/net8.0/MyApp.Module%02d.dll\n", i, i, i)
+	}
+	b.WriteString("Starting test execution, please wait...\nA total of 1 test files matched the specified pattern.\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "  Passed MyApp.Tests.ParserTests.Parses_Case_%02d [%d ms]\n", i, i%7+1)
+	}
+	b.WriteString("  Failed MyApp.Tests.CalculatorTests.Divide_ByZero_Throws [12 ms]\n  Error Message:\n   Assert.Throws() Failure: No exception was thrown\n" +
+		"   Expected: typeof(System.DivideByZeroException)\n  Stack Trace:\n" +
+		"     at MyApp.Tests.CalculatorTests.Divide_ByZero_Throws() in /src/MyApp.Tests/CalculatorTests.cs:line 42\n" +
+		"   at System.RuntimeMethodHandle.InvokeMethod(Object target, Void** arguments, Signature sig, Boolean isConstructor)\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "  Passed MyApp.Tests.LexerTests.Lexes_Token_%02d [%d ms]\n", i, i%5+1)
+	}
+	b.WriteString("\nFailed!  - Failed:     1, Passed:    80, Skipped:     0, Total:    81, Duration: 245 ms - MyApp.Tests.dll (net8.0)\n")
+	text, h := b.String(), bash("dotnet test")
+	for _, ratio := range []float64{4, 10, 20} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, rep := s.Compress(text, h)
+		if rep.Kind != KindTestLog || !rep.Changed {
+			t.Fatalf("%gx: kind %s, changed %v", ratio, rep.Kind, rep.Changed)
+		}
+		for _, want := range []string{
+			"Failed MyApp.Tests.CalculatorTests.Divide_ByZero_Throws [12 ms]",
+			"Assert.Throws() Failure: No exception was thrown",
+			"Failed!  - Failed:     1",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%gx: lost %q:\n%s", ratio, want, out)
+			}
+		}
+		if !strings.Contains(out, "passing tests") {
+			t.Errorf("%gx: the Passed lines are not counted as passing tests:\n%s", ratio, out)
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+}
+
+// TestPassingTestsLeaveFramesTheirRoom: Playwright names the file of every
+// passing test; listing those first must not use up the room the failure's
+// frame, later in the output, needs.
+func TestPassingTestsLeaveFramesTheirRoom(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Running 60 tests using 4 workers\n\n")
+	for i := range 58 {
+		fmt.Fprintf(&b, "  ✓  %2d [chromium] › tests/page%02d.spec.ts:%d:7 › page %d › renders (%d.%ds)\n", i+1, i, 10+i, i, i%5+1, i%9)
+	}
+	b.WriteString("  ✘  59 [chromium] › tests/login.spec.ts:12:7 › login › shows error (5.2s)\n\n" +
+		"  1) [chromium] › tests/login.spec.ts:12:7 › login › shows error ──────────────────────\n\n" +
+		"    Error: Timed out 5000ms waiting for expect(locator).toBeVisible()\n\n    Locator: getByText('Invalid password')\n" +
+		"    Expected: visible\n    Received: <element(s) not found>\n\n" +
+		"      14 |   await page.click('button[type=submit]');\n    > 15 |   await expect(page.getByText('Invalid password')).toBeVisible();\n" +
+		"         |                                                    ^\n\n        at /app/tests/login.spec.ts:15:52\n\n" +
+		"  1 failed\n    [chromium] › tests/login.spec.ts:12:7 › login › shows error \n  58 passed (30.1s)\n")
+	text, h := b.String(), bash("npx playwright test")
+	s := Structural(StructuralOptions{TargetRatio: 4})
+	out, _ := s.Compress(text, h)
+	if !strings.Contains(out, "/app/tests/login.spec.ts:15") {
+		t.Errorf("the failure's frame is not named:\n%s", out)
+	}
+	if !strings.Contains(out, "tests/page00.spec.ts:10") {
+		t.Errorf("the passing tests' locations are not listed at all:\n%s", out)
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}

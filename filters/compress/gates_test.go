@@ -118,6 +118,7 @@ func TestLineGates(t *testing.T) {
 		"Segmentation fault (core dumped)", "thread 'main' panicked at src/x.rs:1:2", "error[E0308]: x",
 		"2026-03-01 10:00:00 ERROR [orders] x", "2026-03-01 10:00:00 INFO [http] GET /api/orders 200", "level=error msg=x",
 		`{"level":"error","msg":"x"}`, "[error] x", "[ERROR] x", "Error: x", "src/a.ts(1,2): error TS2322: x",
+		"  Failed Ns.CartTests.Sums [12 ms]", "  Passed Ns.CartTests.Sums(n: 2) [< 1 ms]", "  Skipped Ns.T.X [1 m 3 s]", "  Failed to connect [retry]",
 		"└ fatal: not a git repository", "x panic: y", "E 12:00:00 x", "CRITICAL x", "SEVERE x", "KeyError",
 		"ValueError", "  File \"a.py\", line 3, in f", "a/b.go:12: x", "==== 1 failed in 0.1s ====",
 		"!!!! Interrupted: 1 error during collection !!!!", "12 passing (3s)", "exit status 2",
@@ -237,6 +238,8 @@ func isPassingTestOld(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "(pass) ") || strings.HasPrefix(lt, "(skip) ") || strings.HasPrefix(lt, "(todo) "): // bun test (added with the switch)
 		return true
+	case (strings.HasPrefix(lt, "Passed ") || strings.HasPrefix(lt, "Skipped ")) && endsWithBracketDuration(lt): // vstest (added later)
+		return true
 	case strings.HasSuffix(t, ")") && (hasTimedResult(t, " ... ok (") || hasTimedResult(t, " ... ignored (")): // Deno (added with the switch)
 		return true
 	}
@@ -273,6 +276,8 @@ func isFailingTestOld(l string) bool {
 	case strings.HasPrefix(t, "FAILED ") || strings.HasPrefix(t, "ERROR ") && len(t) > 6 && t[6] != ' ': // pytest short summary
 		return !strings.HasPrefix(t, "FAILED (")
 	case strings.HasPrefix(t, "FAIL: ") || strings.HasPrefix(t, "ERROR: "): // unittest
+		return true
+	case strings.HasPrefix(lt, "Failed ") && endsWithBracketDuration(lt): // vstest (added later)
 		return true
 	case strings.HasPrefix(lt, "--- FAIL: "): // go
 		return true

@@ -478,6 +478,10 @@ func isFailingTest(l string) bool {
 		if strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".") || strings.Contains(lt, " > ")) {
 			return true
 		}
+		// dotnet test (vstest's console logger): "Failed Ns.CartTests.Sums [12 ms]".
+		if strings.HasPrefix(lt, "Failed ") && endsWithBracketDuration(lt) {
+			return true
+		}
 	case '-':
 		if strings.HasPrefix(lt, "--- FAIL: ") { // go
 			return true
@@ -519,6 +523,38 @@ func isFailingTest(l string) bool {
 		return hasTimedResult(t, " ... FAILED (")
 	}
 	return false
+}
+
+// endsWithBracketDuration reports whether t ends in a test's run time as
+// vstest's console logger writes it: "[12 ms]", "[< 1 ms]", "[1 s]",
+// "[1 m 3 s]".
+func endsWithBracketDuration(t string) bool {
+	k := strings.LastIndexByte(t, '[')
+	if k <= 0 || t[len(t)-1] != ']' || t[k-1] != ' ' {
+		return false
+	}
+	d := strings.TrimPrefix(t[k+1:len(t)-1], "< ")
+	units := 0
+	for d != "" {
+		n := digits(d)
+		if n == 0 {
+			return false
+		}
+		d = d[n:]
+		if d != "" && d[0] == '.' {
+			d = d[1:]
+			d = d[digits(d):]
+		}
+		u, rest, _ := strings.Cut(strings.TrimPrefix(d, " "), " ")
+		switch u {
+		case "ms", "s", "m", "h":
+		default:
+			return false
+		}
+		units++
+		d = rest
+	}
+	return units > 0
 }
 
 // hasTimedResult reports whether t ends in word and a duration, as Deno
@@ -600,8 +636,12 @@ func isPassingTest(l string) bool {
 		if strings.HasPrefix(t, "PASSED ") || strings.HasPrefix(lt, "PASS ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")) {
 			return true
 		}
+		// dotnet test (vstest's console logger): "Passed Ns.CartTests.Sums [12 ms]".
+		if strings.HasPrefix(lt, "Passed ") && endsWithBracketDuration(lt) {
+			return true
+		}
 	case 'S':
-		if strings.HasPrefix(t, "SKIPPED ") {
+		if strings.HasPrefix(t, "SKIPPED ") || strings.HasPrefix(lt, "Skipped ") && endsWithBracketDuration(lt) {
 			return true
 		}
 	case 'X':

@@ -123,6 +123,9 @@ type plan struct {
 	// listLeft is what is left of the bytes reserved for frame location
 	// lists while rendering.
 	listLeft int
+	// locNeed is what the locations of the omitted lines from at on take
+	// in a list (locationNeedAfter); at is -1 until the first list asks.
+	locNeed struct{ at, left int }
 	listed   map[uint64]bool // hashes of the locations an earlier marker named
 	// headingOf[i] is the group whose heading line i is, or -1; nil when
 	// the kind has no headings.
@@ -162,6 +165,7 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 	p.frameCat = -1
 	p.markCost = markerCost
 	p.mustRank = -1
+	p.locNeed.at = -1
 	return p
 }
 
@@ -1124,12 +1128,65 @@ func (p *plan) reason(i, j int) string {
 // achieved ratio), and all lists together within what selection
 // reserved for them (listLeft), so a marker never costs much of what it
 // saves and the output stays near its aim.
+// locationNeedAfter is what the locations of the omitted lines from j on
+// would take in a list, passing tests' and noise's left out: the room a
+// list before them leaves them. Lists are written in line order, so the
+// need is counted once in all, then a cursor takes off what lies before j.
+func (p *plan) locationNeedAfter(j int) int {
+	if p.locNeed.at < 0 {
+		p.locNeed.at = 0
+		p.locNeed.left = p.locationNeed(0, p.n)
+	}
+	if j > p.locNeed.at {
+		p.locNeed.left -= p.locationNeed(p.locNeed.at, j)
+		p.locNeed.at = j
+	}
+	return p.locNeed.left
+}
+
+// locationNeed is what the locations of the omitted lines of [i, j) that
+// are not noise take in a list.
+func (p *plan) locationNeed(i, j int) int {
+	need := 0
+	for k := i; k < j; k++ {
+		c := p.cls[k]
+		if c.keep || c.tier == tierNever || c.tier == tierNoise || c.feat&featLoc == 0 {
+			continue
+		}
+		if path, line := locationParts(p.viewLine(k)); path != "" || line != "" {
+			need += min(len(path)+1+len(line), 240) + 2
+		}
+	}
+	return need
+}
+
+// noiseLocationIn reports whether a noise line of [i, j) names a location.
+func (p *plan) noiseLocationIn(i, j int) bool {
+	for k := i; k < j; k++ {
+		if c := p.cls[k]; c.tier == tierNoise && c.feat&featLoc != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // andMore closes a location list that left some out.
 const andMore = ", and more"
 
 func (p *plan) gapLocations(i, j int, lead string) string {
 	gapBytes := p.spanBytes(i, j)
 	limit := min(gapBytes*2/3, p.listLeft)
+	if p.scanned {
+		// Passing tests name their files too (Playwright's "✓ 3 [chromium]
+		// › tests/a.spec.ts:12:7 › …"); a run of them early in the output
+		// must not spend the room of the failure's frames after it. A
+		// list whose gap holds such lines leaves what the later gaps'
+		// other locations need.
+		if p.noiseLocationIn(i, j) {
+			after := p.locationNeedAfter(j)
+			limit = min(limit, p.listLeft-after)
+		}
+	}
 	// parts is line k's location, empty when it names none.
 	parts := func(k int) (path, line string) {
 		if c := p.cls[k]; c.tier == tierNever || p.scanned && c.feat&featLoc == 0 {
