@@ -126,7 +126,7 @@ type plan struct {
 	// locNeed is what the locations of the omitted lines from at on take
 	// in a list (locationNeedAfter); at is -1 until the first list asks.
 	locNeed struct{ at, left int }
-	listed   map[uint64]bool // hashes of the locations an earlier marker named
+	listed  map[uint64]bool // hashes of the locations an earlier marker named
 	// headingOf[i] is the group whose heading line i is, or -1; nil when
 	// the kind has no headings.
 	headingOf []int32
