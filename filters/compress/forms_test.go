@@ -1767,3 +1767,47 @@ func TestPassingTestsLeaveFramesTheirRoom(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestListingProjectBeforeDependencies: a search over a tree that holds its
+// dependencies finds theirs by the dozen; the project's own file, which the
+// agent opens next, is kept before them, wherever the tool printed it.
+func TestListingProjectBeforeDependencies(t *testing.T) {
+	for _, tc := range []struct{ dep, own string }{
+		{"/home/u/app/deps/%s/mix.exs", "/home/u/app/mix.exs"},
+		{"/home/u/web/node_modules/%s/tsconfig.json", "/home/u/web/tsconfig.json"},
+		{"/srv/py/.venv/lib/python3.12/site-packages/%s/setup.py", "/srv/py/setup.py"},
+	} {
+		var b strings.Builder
+		for i := range 60 {
+			fmt.Fprintf(&b, tc.dep+"\n", fmt.Sprintf("package_number_%02d", i))
+			if i == 30 {
+				b.WriteString(tc.own + "\n")
+			}
+		}
+		text, h := b.String(), Hint{ToolName: "Glob", Args: `{"pattern":"**/x"}`}
+		for _, ratio := range []float64{4, 10} {
+			s := Structural(StructuralOptions{TargetRatio: ratio})
+			out, rep := s.Compress(text, h)
+			if rep.Kind != KindDirListing || !rep.Changed {
+				t.Fatalf("%gx: kind %s, changed %v", ratio, rep.Kind, rep.Changed)
+			}
+			if !strings.Contains(out, tc.own+"\n") {
+				t.Errorf("%gx: lost the project's %s:\n%s", ratio, tc.own, out)
+			}
+			if err := checkGuards(s, text, h); err != nil {
+				t.Errorf("%gx: %v", ratio, err)
+			}
+		}
+	}
+}
+
+func TestIsVendoredDir(t *testing.T) {
+	for dir, want := range map[string]bool{
+		"/a/node_modules/b/": true, "deps/x/": true, "src\\vendor\\y\\": true, "/a/src/": false,
+		"dependencies/": false, "./": false, "/repo/build/": true, "/repo/builder/": false,
+	} {
+		if got := isVendoredDir(dir); got != want {
+			t.Errorf("isVendoredDir(%q) = %v, want %v", dir, got, want)
+		}
+	}
+}

@@ -237,6 +237,7 @@ func classifyListing(p *plan) {
 	catOther := p.category("output")
 	groupOf := make(map[string]int32)
 	var perGroup []int
+	var vendored []bool // by group: a directory of dependencies or build output
 	lastDir, lastG := "", int32(-1)
 	group := func(dir string) int32 {
 		// Entries come directory by directory: most lines repeat the
@@ -250,6 +251,7 @@ func classifyListing(p *plan) {
 			groupOf[dir] = g
 			p.groups = append(p.groups, cleanLabel(dir, 160))
 			perGroup = append(perGroup, 0)
+			vendored = append(vendored, isVendoredDir(dir))
 		}
 		lastDir, lastG = dir, g
 		return g
@@ -339,6 +341,12 @@ func classifyListing(p *plan) {
 		k := perGroup[g]
 		perGroup[g]++
 		switch {
+		case vendored[g]:
+			// A search over a tree that holds its dependencies
+			// (`**/mix.exs`, `tsconfig*`) finds theirs by the dozen; the
+			// project's own, which the agent opens next, come first.
+			// Theirs follow, the first of each directory first.
+			p.set(i, tierFill, vendoredRank+k*len(perGroup)+int(g), 0)
 		case k == 0:
 			p.set(i, tierHigh, int(g), 0)
 		case k < 4:
@@ -348,6 +356,31 @@ func classifyListing(p *plan) {
 		}
 	}
 	p.headTail(2, 3)
+}
+
+// vendoredRank puts the entries of dependency and build directories after
+// every other entry of a listing's fill tier.
+const vendoredRank = 1 << 26
+
+// isVendoredDir reports whether a listing's directory is, or lies inside,
+// one that package managers and builds write (node_modules, a virtualenv's
+// site-packages, mix's deps, vendor, target, dist, build, caches).
+func isVendoredDir(dir string) bool {
+	for dir != "" {
+		seg := dir
+		rest := ""
+		if k := strings.IndexAny(dir, "/\\"); k >= 0 {
+			seg, rest = dir[:k], dir[k+1:]
+		}
+		switch seg {
+		case "node_modules", "bower_components", "deps", "vendor", "site-packages", "dist-packages", ".venv", "venv",
+			"__pycache__", ".git", "target", "dist", "build", ".next", ".nuxt", ".tox", ".mypy_cache", ".pytest_cache",
+			".gradle", "Pods", ".build", "_build":
+			return true
+		}
+		dir = rest
+	}
+	return false
 }
 
 // lastSlash is strings.LastIndexAny(s, "/\\") without building the set
