@@ -1811,3 +1811,30 @@ func TestIsVendoredDir(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchProjectBeforeDependencies: a grep that descends into
+// node_modules finds the dependencies' copies of a name by the dozen; the
+// project's own hit is kept before them.
+func TestSearchProjectBeforeDependencies(t *testing.T) {
+	var b strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&b, "node_modules/pkg_number_%02d/lib/index.js:%d:  const debounce = require('./debounce');\n", i, 10+i)
+		if i == 50 {
+			b.WriteString("src/ui/search_box.ts:42:import { debounce } from 'lodash';\n")
+		}
+	}
+	text, h := b.String(), bash(`grep -rn "debounce" .`)
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, rep := s.Compress(text, h)
+		if rep.Kind != KindSearch || !rep.Changed {
+			t.Fatalf("%gx: kind %s, changed %v", ratio, rep.Kind, rep.Changed)
+		}
+		if !strings.Contains(out, "src/ui/search_box.ts:42:import { debounce }") {
+			t.Errorf("%gx: lost the project's hit:\n%s", ratio, out)
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+}

@@ -44,6 +44,7 @@ func classifySearch(p *plan) {
 	catOther := p.category("output")
 	groupOf := make(map[uint64]int32) // by the path's hash
 	var perGroup []int32
+	var vendored []bool // by group: a file under a dependency or build directory
 	// Groups cost up to 150 bytes each with growth (map entry, name,
 	// count): no more than one per 128 input bytes, so a million one-hit
 	// files of short lines stay under the memory bound (review round 3,
@@ -61,6 +62,7 @@ func classifySearch(p *plan) {
 		groupOf[h] = g
 		p.groups = append(p.groups, cleanLabel(path, 160))
 		perGroup = append(perGroup, 0)
+		vendored = append(vendored, isVendoredDir(path[:lastSlash(path)+1]))
 		return g
 	}
 	heading := int32(-1) // rg --heading: the current file
@@ -119,6 +121,11 @@ func classifySearch(p *plan) {
 					}
 				}
 				p.set(i, tierCritical, rank, 0)
+			case vendored[g]:
+				// A grep that descends into node_modules or a
+				// virtualenv finds the dependencies' copies of a name;
+				// the project's own hits are where its next edit goes.
+				p.set(i, tierFill, vendoredRank+k*len(perGroup)+int(g), 0)
 			case k == 0:
 				p.set(i, tierHigh, int(g), 0)
 			case k < 3:
