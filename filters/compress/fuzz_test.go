@@ -91,6 +91,9 @@ func FuzzStructural(f *testing.F) {
 	f.Add(strings.Repeat("test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z ok  \tpkg\t0.1s\n", 40)+
 		"test (ubuntu-latest)\tUnit Tests\t2026-07-14T14:03:52.0047503Z --- FAIL: TestX (0.01s)\n2026-07-14T14:03:52Z\n", "Bash", `{"command":"gh run view 1 --log-failed"}`, 400)
 	f.Add(strings.Repeat("D:/proj/src/a.go:17:\tx := 1\nsrc/b.ts(3,4): error TS2322: no\n", 60), "Bash", `{"command":"grep -rn x D:/proj"}`, 300)
+	// A workspace run and a compose log, read through their task prefixes.
+	f.Add(strings.Repeat("@acme/core test: (pass) cart > sums [1.00ms]\n\x1b[33mweb:test: \x1b[0m(fail) x [2ms]\n", 40)+
+		"app-1  | Traceback (most recent call last):\napp-1  |\n@acme/core test:  1 fail\n", "Bash", `{"command":"bun run --filter '*' test"}`, 300)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
 		// pass-through of small outputs.

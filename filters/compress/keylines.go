@@ -41,12 +41,12 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		max = MaxKeyLines
 	}
 	seen := make(map[string]struct{})
-	ci := isCILog(text) // read a CI job's log through its prefixes, as the classifiers do
+	prefix := prefixOf(text) // read a CI job's or a workspace run's log through its prefixes, as the classifiers do
 	for rest := text; rest != ""; {
 		var l string
 		l, rest, _ = strings.Cut(rest, "\n")
-		if ci {
-			l = l[ciLogPrefix(l):]
+		if prefix != noPrefix {
+			l = l[prefix.cut(l):]
 		}
 		k := strings.TrimSuffix(l, "\r")
 		blank := isBlank(k)

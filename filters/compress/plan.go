@@ -75,7 +75,7 @@ type plan struct {
 	vbody      string
 	vstarts    []int32
 	vstyle     numbering
-	vci        bool // lines open with a CI log's prefix (ciLogPrefix), which the view drops
+	vprefix    linePrefix // lines open with a CI log's or a task's prefix, which the view drops
 	trailingNL bool
 	cls        []lineClass
 	group      []int32 // index into groups per line, or -1; nil until a classifier groups
@@ -192,7 +192,7 @@ func (p *plan) numberStyle() numbering {
 // are the lines of body.
 func (p *plan) cleanView() {
 	p.vstyle = p.numberStyle()
-	p.vci = isCILog(p.body)
+	p.vprefix = prefixOf(p.body)
 	if strings.Contains(p.body, "\x1b[") {
 		p.vbody = stripANSI(p.body)
 		if p.vstarts = lineStarts(p.vbody); len(p.vstarts) != len(p.starts) {
@@ -234,8 +234,8 @@ func (p *plan) viewLine(i int) string {
 		l, starts = p.vbody, p.vstarts
 	}
 	l = l[starts[i] : starts[i+1]-1]
-	if p.vci {
-		l = l[ciLogPrefix(l):]
+	if p.vprefix != noPrefix {
+		l = l[p.vprefix.cut(l):]
 	}
 	if p.vstyle != numNone && numberedLine(l) == p.vstyle {
 		l = stripNumber(l, p.vstyle)

@@ -84,7 +84,7 @@ func scanAll(text string, want scanWant, mayStop, stopAtHit bool) scanStats {
 
 func (s *scanStats) add(text string) {
 	ansi := strings.IndexByte(text, 0x1b) >= 0 // else no line needs stripANSI
-	ci := isCILog(text)
+	prefix := prefixOf(text)
 	prevMinus := false
 	oldLeft, newLeft := 0, 0 // lines still expected in the current diff hunk
 	for len(text) > 0 {
@@ -142,10 +142,16 @@ func (s *scanStats) add(text string) {
 		if isDiffHeader(l) && !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
 			s.diffBody++
 		}
-		if ci {
-			l = l[ciLogPrefix(l):]
+		if prefix != noPrefix {
+			lansi := ansi
+			if ansi && prefix == taskPrefix {
+				// turbo colours the prefix: it is read without the codes
+				l, lansi = stripANSI(l), false
+			}
+			s.line(l[prefix.cut(l):], lansi)
+		} else {
+			s.line(l, ansi)
 		}
-		s.line(l, ansi)
 		if s.mayStop && (s.testDecided() || s.stopAtHit && s.hits > 0) {
 			s.decided = true
 			return

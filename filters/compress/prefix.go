@@ -1,0 +1,162 @@
+package compress
+
+import "strings"
+
+// linePrefix is the kind of prefix a tool puts before every line of the
+// output it relays, which the classifiers read without: a test run's "(fail)
+// cart > sums" is a failing test whatever package's run printed it.
+type linePrefix uint8
+
+const (
+	noPrefix linePrefix = iota
+	// ciPrefix: a CI job's log (ciLogPrefix).
+	ciPrefix
+	// taskPrefix: a workspace runner's or a container's name (taskPrefixLen).
+	taskPrefix
+)
+
+// prefixOf reads the first lines of text for the prefix its lines carry.
+func prefixOf(text string) linePrefix {
+	if isCILog(text) {
+		return ciPrefix
+	}
+	if isTaskLog(text) {
+		return taskPrefix
+	}
+	return noPrefix
+}
+
+// cut is the length of line l's prefix of kind f, or 0 when l has none.
+func (f linePrefix) cut(l string) int {
+	switch f {
+	case ciPrefix:
+		return ciLogPrefix(l)
+	case taskPrefix:
+		return taskPrefixLen(l)
+	}
+	return 0
+}
+
+// taskLogLines is how many of an output's first lines isTaskLog reads.
+const taskLogLines = 40
+
+// isTaskLog reports whether most of text's first lines carry a task prefix
+// (taskPrefixLen), one of them on three lines at least: a workspace run
+// interleaves its packages, and a prose line that happens to open with "Note
+// that: " is not a run.
+func isTaskLog(text string) bool {
+	lines, prefixed, best := 0, 0, 0
+	var last string
+	run := 0
+	for k := 0; k < taskLogLines && text != ""; k++ {
+		l := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if strings.IndexByte(l, 0x1b) >= 0 {
+			l = stripANSI(l) // turbo colours each package's prefix
+		}
+		if isBlank(l) {
+			continue
+		}
+		lines++
+		n := taskPrefixLen(l)
+		if n == 0 {
+			continue
+		}
+		prefixed++
+		// The same prefix again (compose pads names to one width, so
+		// the spaces are dropped first): counted as a run of one task.
+		p := strings.TrimRight(l[:n], " |:")
+		if p == last {
+			run++
+		} else {
+			last, run = p, 1
+		}
+		best = max(best, run)
+	}
+	return best >= 3 && prefixed*5 >= lines*3
+}
+
+// taskPrefixLen is the length of the prefix a workspace runner or a
+// container log puts before each line it relays, or 0:
+//
+//   - pnpm -r, bun --filter, yarn workspaces: "@scope/pkg test: ", "apps/web build: "
+//   - turbo: "@scope/pkg:test: ", "web:build: "
+//   - docker compose up and logs: "app-1  | ", "db_1 | "
+//
+// The name holds a letter (a code frame's "19 | " is not a container), and a
+// container's ends in its replica number, as compose names them.
+func taskPrefixLen(l string) int {
+	i, letter := 0, false
+	for i < len(l) && i < 128 && isTaskNameByte(l[i]) {
+		letter = letter || isLetter(l[i])
+		i++
+	}
+	if i == 0 || i >= len(l) || !letter {
+		return 0
+	}
+	name := l[:i]
+	switch l[i] {
+	case ' ':
+		j := i
+		for j < len(l) && l[j] == ' ' {
+			j++
+		}
+		if j < len(l) && l[j] == '|' && (j+1 == len(l) || l[j+1] == ' ') {
+			if !hasReplicaNumber(name) {
+				return 0
+			}
+			return min(j+2, len(l))
+		}
+		if j != i+1 || strings.IndexByte(name, ':') >= 0 {
+			return 0
+		}
+		return scriptEnd(l, j)
+	case ':':
+		if strings.IndexByte(name, ':') >= 0 {
+			return 0
+		}
+		return scriptEnd(l, i+1)
+	}
+	return 0
+}
+
+// scriptEnd reads a script or task name at l[j:] ("test", "test:unit",
+// "build") and the ": " after it, and returns where the prefix ends, or 0.
+func scriptEnd(l string, j int) int {
+	if j >= len(l) || !isLetter(l[j]) {
+		return 0
+	}
+	k := j
+	for k < len(l) && k-j < 64 && (isWordByte(l[k]) || l[k] == ':' || l[k] == '.' || l[k] == '-') {
+		k++
+	}
+	// The name's own colons ("test:unit") were read with it: the prefix
+	// ends at its last one, before a space or the line's end.
+	if l[k-1] != ':' || k-1 == j {
+		return 0
+	}
+	if k == len(l) {
+		return k
+	}
+	if l[k] != ' ' {
+		return 0
+	}
+	return k + 1
+}
+
+func isTaskNameByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '-' || c == '/' || c == '@'
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// hasReplicaNumber reports whether a container's name ends in "-1" or "_1",
+// as docker compose numbers a service's containers.
+func hasReplicaNumber(name string) bool {
+	d := digitsBefore(name)
+	return d > 0 && d < len(name) && (name[len(name)-d-1] == '-' || name[len(name)-d-1] == '_')
+}

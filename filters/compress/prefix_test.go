@@ -1,0 +1,125 @@
+package compress
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestTaskPrefixLen(t *testing.T) {
+	for _, tc := range []struct {
+		l    string
+		want string // the prefix cut, "" for none
+	}{
+		{"@agentv/core test: (pass) cart > sums [1.00ms]", "@agentv/core test: "},
+		{"apps/desktop build:    Compiling adler2 v2.0.1", "apps/desktop build: "},
+		{"agentv test: test/unit/retry-errors.test.ts:", "agentv test: "},
+		{"@acme/web:test: FAIL src/a.test.ts", "@acme/web:test: "},
+		{"web:test:unit: ok", "web:test:unit: "},
+		{"app-1  | Traceback (most recent call last):", "app-1  | "},
+		{"db_1 | LOG:  database system is ready", "db_1 | "},
+		{"app-1  |", "app-1  |"},
+		// not prefixes
+		{"19 | pub use aes::{decrypt_aes_gcm};", ""},
+		{"app | no replica number", ""},
+		{"Error: connect ECONNREFUSED", ""},
+		{"main.c:12:5: error: 'x' undeclared", ""},
+		{"http://example.com: down", ""},
+		{"  indented test: x", ""},
+		{"ERROR  run failed: command exited (1)", ""},
+		{"FAIL src/a.test.ts", ""},
+		{"Failed:    @acme/web#test", ""},
+	} {
+		got := tc.l[:taskPrefixLen(tc.l)]
+		if got != tc.want {
+			t.Errorf("taskPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
+		}
+	}
+}
+
+// TestWorkspaceRunsReadThroughPrefixes: a workspace runner (bun --filter,
+// pnpm -r, turbo) or docker compose puts a package's or container's name
+// before every line; the failing tests, errors and summaries behind it are
+// kept as they are in a plain run, and its passing tests are noise.
+func TestWorkspaceRunsReadThroughPrefixes(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix, cmd string
+		colour            bool
+	}{
+		{"bun", "@acme/core test: ", "bun run --filter '*' test", false},
+		{"pnpm", "packages/core test: ", "pnpm -r test", false},
+		{"turbo", "@acme/core:test: ", "npx turbo run test", true},
+		{"compose", "core-1  | ", "docker compose up --abort-on-container-exit", false},
+	} {
+		var b strings.Builder
+		line := func(s string) {
+			if tc.colour {
+				b.WriteString("\x1b[33m" + tc.prefix + "\x1b[0m" + s + "\n")
+			} else {
+				b.WriteString(tc.prefix + s + "\n")
+			}
+		}
+		line("test/cart.test.ts:")
+		for i := range 120 {
+			line(fmt.Sprintf("(pass) cart > handles case number %03d of the pricing table [%d.00ms]", i, i%9+1))
+			if i == 70 {
+				line("(fail) cart > applies the member discount [3.00ms]")
+				line("error: expect(received).toBe(expected)")
+			}
+		}
+		line("")
+		line(" 120 pass")
+		line(" 1 fail")
+		line("Ran 121 tests across 14 files. [1.92s]")
+		text, h := b.String(), bash(tc.cmd)
+		for _, ratio := range []float64{4, 10} {
+			s := Structural(StructuralOptions{TargetRatio: ratio})
+			out, rep := s.Compress(text, h)
+			if !rep.Changed {
+				t.Fatalf("%s %gx: unchanged (kind %s)", tc.name, ratio, rep.Kind)
+			}
+			for _, want := range []string{
+				"(fail) cart > applies the member discount", "error: expect(received).toBe(expected)", "1 fail", "Ran 121 tests across 14 files",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s %gx: lost %q:\n%s", tc.name, ratio, want, out)
+				}
+			}
+			if !strings.Contains(out, "passing tests") {
+				t.Errorf("%s %gx: the (pass) lines are not counted as passing tests:\n%s", tc.name, ratio, out)
+			}
+			if err := checkGuards(s, text, h); err != nil {
+				t.Errorf("%s %gx: %v", tc.name, ratio, err)
+			}
+		}
+	}
+}
+
+func TestIsTaskLog(t *testing.T) {
+	md := "Note that: the parser is lazy.\nSee also: the lexer.\nAlso this: x\n- item one\n- item two\n"
+	if isTaskLog(md) {
+		t.Errorf("prose read as a task log")
+	}
+	mixed := strings.Repeat("web:build: ok\n", 2) + strings.Repeat("plain line\n", 10)
+	if isTaskLog(mixed) {
+		t.Errorf("two prefixed lines of twelve read as a task log")
+	}
+	if !isTaskLog(strings.Repeat("app-1  | GET /health 200\n", 5)) {
+		t.Errorf("a compose log not read as a task log")
+	}
+}
+
+// FuzzTaskPrefix: the prefix cut is a prefix of the line, and a line cut
+// by it is read the same whether the text is read as a task log or not.
+func FuzzTaskPrefix(f *testing.F) {
+	for _, l := range []string{"@a/b test: x", "web:build: ok", "app-1  | x", "19 | x", "a:b:", "a b:", "x-1 |", ""} {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, l string) {
+		n := taskPrefixLen(l)
+		if n < 0 || n > len(l) {
+			t.Fatalf("taskPrefixLen(%q) = %d", l, n)
+		}
+		_ = isTaskLog(l + "\n" + l + "\n" + l)
+	})
+}
