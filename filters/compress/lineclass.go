@@ -159,8 +159,7 @@ func isSummaryLine(l string) bool {
 		// Every pattern below but three starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests
 		// (the classifier's hottest predicate, issue 14).
-		return strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") && strings.Contains(t, " failure") || isExitNotice(t) ||
-			t[0] == "ℹ"[0] && isNodeTestCount(t)
+		return isRSpecCount(t) || isExitNotice(t) || t[0] == "ℹ"[0] && isNodeTestCount(t) || isLabelledCountSummary(t)
 	}
 	// Deno: "ok | 2 passed | 0 failed (5ms)", "FAILED | 1 passed | 1 failed (12ms)".
 	if (strings.HasPrefix(t, "ok | ") || strings.HasPrefix(t, "FAILED | ")) && strings.Contains(t, " passed | ") {
@@ -186,7 +185,7 @@ func isSummaryLine(l string) bool {
 		return true
 	case strings.HasPrefix(t, "error: test failed"), strings.HasPrefix(t, "error: could not compile"):
 		return true
-	case strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") && strings.Contains(t, " failure"): // rspec
+	case isRSpecCount(t):
 		return true
 	case strings.HasPrefix(t, "Tests: ") && strings.Contains(t, "Assertions:"), t == "FAILURES!", t == "ERRORS!": // phpunit
 		return true
@@ -236,7 +235,7 @@ func isSummaryLine(l string) bool {
 			return true
 		}
 	}
-	return isExitNotice(t)
+	return isExitNotice(t) || isLabelledCountSummary(t)
 }
 
 // isJVMOrDotnetOrSwiftSummary matches the run summaries of Gradle ("BUILD
@@ -317,6 +316,26 @@ var summaryStart = func() (set [256]bool) {
 // isPytestQuietSummary matches pytest -q's summary, which has no rule
 // around it: "2 failed, 10 passed, 1 warning in 0.42s", and past a
 // minute "... in 606.73s (0:10:06)" (pytest adds the clock time then).
+// isRSpecCount matches rspec's count line, "3 examples, 1 failure" or "1
+// example, 0 failures, 1 pending", anywhere in the line.
+func isRSpecCount(t string) bool {
+	return (strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") ||
+		strings.Contains(t, "xample, ") && containsWord(t, "example, ")) && strings.Contains(t, " failure")
+}
+
+// isLabelledCountSummary matches a run's counts after a short label, as
+// wrappers and plugins print them: "Results: 3 passed, 1 failed in 2.3s",
+// "pytest: 3 failed in 0.2s", "✓ 12 passed in 1.2s". The label is at most
+// 32 bytes and ends in a space; what follows is isPytestQuietSummary's form.
+func isLabelledCountSummary(t string) bool {
+	for i := 1; i < len(t) && i <= 32; i++ {
+		if isDigit(t[i]) {
+			return t[i-1] == ' ' && isPytestQuietSummary(t[i:])
+		}
+	}
+	return false
+}
+
 func isPytestQuietSummary(t string) bool {
 	d := digits(t)
 	if d == 0 || len(t) > 300 {

@@ -172,7 +172,8 @@ func (s lineScan) mayBeSummary() bool {
 	// rspec's "3 examples, 1 failure" and an exit notice may be anywhere;
 	// every other summary starts with what its first byte says.
 	m := s.bits
-	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') && strings.Contains(s.t, "xamples, ") || s.mayBeExitNotice() {
+	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') && strings.Contains(s.t, "xample") || s.mayBeExitNotice() ||
+		m.has('0') && m.has('i') && m.has('n') && (m.has('p') && m.has('d') || m.has('f') && m.has('d') || m.has('r') && m.has('o')) && labelledCount(s.t) {
 		// The letters alone pass a traceback's frame lines ("File
 		// \"/app/x.py\", line 12, in f"); one search spares them
 		// isSummaryLine, which every kind now asks.
@@ -218,6 +219,17 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "Test")
 	case 'F':
 		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!")
+	}
+	return false
+}
+
+// labelledCount gates isLabelledCountSummary: the line's first digit is
+// within its first 33 bytes, after a space.
+func labelledCount(t string) bool {
+	for i := 1; i < len(t) && i <= 32; i++ {
+		if isDigit(t[i]) {
+			return t[i-1] == ' '
+		}
 	}
 	return false
 }

@@ -473,3 +473,28 @@ func TestOtherRunnersSummaries(t *testing.T) {
 		checkGates(t, c.l)
 	}
 }
+
+// TestLabelledCountSummaries: a wrapper or plugin prints the run's counts
+// after a label of its own, and rspec's singular "1 example"; both are the
+// run's summary. A hit or a path before the counts is not a label.
+func TestLabelledCountSummaries(t *testing.T) {
+	for _, c := range []struct {
+		l    string
+		want bool
+	}{
+		{"Results: 3 passed, 1 failed in 2.3s", true},
+		{"pytest: 3 failed in 0.2s", true},
+		{"✓ 12 passed, 0 failed in 1.2s", true},
+		{"Summary: 1 errors, 0 failed, 10 passed in 3.1s", true},
+		{"1 example, 0 failures, 1 pending", true},
+		{"Finished: 1 example, 1 failure", true},
+		{"src/x.py:12: 3 passed in 0.5s", false},
+		{"Results: 3 apples in 2s", false},
+		{"This sentence is long enough that its 3 passed in 2s sits too far", false},
+	} {
+		if got := isSummaryLine(c.l); got != c.want {
+			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
+		}
+		checkGates(t, c.l)
+	}
+}
