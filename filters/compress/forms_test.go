@@ -535,6 +535,25 @@ func TestErrorLineForms(t *testing.T) {
 		{"Killed", true},
 		{"Killed: 9", true},
 		{"Killed the stale worker", false},
+		// npm, Elixir, docker, coreutils, curl, the linker, ssh.
+		{"npm ERR! code ELIFECYCLE", true},
+		{"npm error code ERESOLVE", true},
+		{"** (ArgumentError) argument error", true},
+		{"    ** (EXIT from #PID<0.1.0>) shutdown", true},
+		{"** (note) not an exception", false},
+		{`Error response from daemon: Conflict. The container name "/x" is already in use`, true},
+		{"cp: cannot stat 'x': No such file or directory", true},
+		{"rm: cannot remove 'build': Permission denied", true},
+		{"cat: config.yaml: No such file or directory", true},
+		{"curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server", true},
+		{"/usr/bin/ld: main.o: in function `main': main.c:(.text+0x5): undefined reference to `foo'", true},
+		{"zsh: segmentation fault  ./a.out", true},
+		{"Permission denied (publickey).", true},
+		{"docs: cannot be empty, see the guide", false},
+		{"mkdir: cannot create directory '/opt/x': Permission denied", true},
+		{"fix(parser): cannot parse nested lists", false},
+		{"note: the file may be missing", false},
+		{"curl: 7 tries", false},
 	} {
 		if got := isErrorLine(c.line); got != c.want {
 			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)

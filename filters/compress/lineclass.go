@@ -776,7 +776,8 @@ func isErrorLineIn(l string, m lineBits) bool {
 	}
 	// Node's coded errors need the bracket and underscore of "[ERR_":
 	// prose starts most lines with a capital, and searched each (issue 23).
-	if hasErrorPrefix(t) || m.has('[') && m.has('_') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t) {
+	if hasErrorPrefix(t) || m.has('[') && m.has('_') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t) ||
+		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -884,15 +885,61 @@ func hasErrorPrefix(t string) bool {
 	case 'C':
 		return strings.HasPrefix(t, "Caused by: ")
 	case 'E':
-		return strings.HasPrefix(t, "Exception in thread ")
+		return strings.HasPrefix(t, "Exception in thread ") || strings.HasPrefix(t, "Error response from daemon: ") // docker
 	case 'e':
 		return strings.HasPrefix(t, "error ") || isShellError(t)
 	case 'K':
 		return t == "Killed" || strings.HasPrefix(t, "Killed: ") // the shell's word for a SIGKILL (the OOM killer)
+	case 'n':
+		return strings.HasPrefix(t, "npm ERR! ") || strings.HasPrefix(t, "npm error ") // npm 6-9, npm 10
+	case '*':
+		// Elixir: "** (ArgumentError) argument error", "** (EXIT from #PID<0.1.0>) shutdown".
+		return strings.HasPrefix(t, "** (") && len(t) > 4 && t[4] >= 'A' && t[4] <= 'Z'
+	case 'P':
+		return strings.HasPrefix(t, "Permission denied") // ssh, a shell's redirect
 	case 'b', 'z', 's', '/':
 		return isShellError(t)
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return isESLintError(t)
+	}
+	return false
+}
+
+// isToolError matches a command-line tool's report, "tool: what failed",
+// where the rest says how in the words the C library and coreutils use:
+// "cp: cannot stat 'x': No such file or directory", "curl: (7) Failed to
+// connect to localhost port 8080", "rm: x: Permission denied", "ld: …:
+// undefined reference to `foo'". The tool is a lower-case word or a path
+// (/usr/bin/ld) of at most 24 bytes.
+func isToolError(t string) bool {
+	c := strings.IndexByte(t[:min(len(t), 25)], ':')
+	if c <= 0 || c+2 > len(t) || t[c+1] != ' ' {
+		return false
+	}
+	for i := 0; i < c; i++ {
+		if b := t[i]; !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '/' || b == '-' || b == '_' || b == '.') {
+			return false
+		}
+	}
+	r := t[c+2:]
+	if v, ok := strings.CutPrefix(r, "cannot "); ok {
+		// coreutils' verbs ("cannot stat", "cannot create directory"),
+		// not a commit subject's "cannot be empty".
+		verb, _, _ := strings.Cut(v, " ")
+		switch verb {
+		case "stat", "access", "remove", "create", "open", "move", "overwrite", "read", "write", "find", "execute",
+			"change", "set", "copy", "fork", "allocate", "connect", "run":
+			return true
+		}
+		return false
+	}
+	if strings.HasPrefix(r, "(") && digits(r[1:]) > 0 && t[:c] == "curl" {
+		return true
+	}
+	for _, why := range [...]string{"No such file or directory", "Permission denied", "Operation not permitted", "undefined reference to "} {
+		if strings.Contains(r, why) {
+			return true
+		}
 	}
 	return false
 }
@@ -915,7 +962,8 @@ func isShellError(t string) bool {
 	}
 	r := t[c:]
 	return strings.Contains(r, "command not found") || strings.HasSuffix(r, ": not found") ||
-		strings.Contains(r, "No such file or directory") || strings.Contains(r, "Permission denied")
+		strings.Contains(r, "No such file or directory") || strings.Contains(r, "Permission denied") ||
+		strings.Contains(r, "segmentation fault")
 }
 
 // isNodeCodedError matches Node.js's errors with a code, which no
