@@ -2,7 +2,6 @@ package extproc
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"io"
 	"net/http"
@@ -292,7 +291,7 @@ func (x *exchange) runLadder(v overflow.Verdict) ladderResult {
 		if !ok {
 			continue
 		}
-		if x.rewrite.sent[sha256.Sum256(body)] {
+		if x.rewrite.wasSent(body) {
 			// The provider has already refused exactly these bytes (the
 			// compress rung rebuilds what the first pass sent when every
 			// result was compressed then): no replay, no cost.

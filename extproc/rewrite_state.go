@@ -1,6 +1,7 @@
 package extproc
 
 import (
+	"bytes"
 	"crypto/sha256"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -38,15 +39,29 @@ type rewriteState struct {
 	// upstreamBody is the body last sent upstream: the rewrite's, then
 	// each continuation's or recovery replay's that answered.
 	upstreamBody []byte
-	// sent holds a digest of every body sent upstream in this exchange: a
-	// recovery rung that would send one of them again is skipped, no replay.
-	sent map[[sha256.Size]byte]bool
+	// firstSent is the first body sent upstream in this exchange, and sent
+	// a digest of each one after it: a recovery rung that would send one
+	// of them again is skipped, no replay. The first is kept as it is (the
+	// exchange holds it as upstreamBody anyway) and compared byte for byte
+	// only when recovery builds a body: hashing it on every request cost a
+	// SHA-256 pass over the whole body for the rare exchange that recovers.
+	firstSent []byte
+	sent      map[[sha256.Size]byte]bool
 }
 
 // markSent records that body went upstream.
 func (r *rewriteState) markSent(body []byte) {
+	if r.firstSent == nil {
+		r.firstSent = body
+		return
+	}
 	if r.sent == nil {
 		r.sent = map[[sha256.Size]byte]bool{}
 	}
 	r.sent[sha256.Sum256(body)] = true
+}
+
+// wasSent reports whether body went upstream in this exchange already.
+func (r *rewriteState) wasSent(body []byte) bool {
+	return r.firstSent != nil && bytes.Equal(r.firstSent, body) || len(r.sent) > 0 && r.sent[sha256.Sum256(body)]
 }
