@@ -99,6 +99,11 @@ var sourceSet = map[string]string{
 	// Round 15: claude-code-contextevaluator-b.jsonl.gz holds the 36
 	// context-evaluator sessions that did not fit round 7's file; their ids
 	// start "claude-code-contextevaluator__", so they tune with it (tuning).
+	// Round 16, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured, the second
+	// tunes.
+	"claude-code-lockcodemanager": "test",   // Claude Code 2.1 native transcripts, raman325/lock_code_manager (Python, Home Assistant: pytest, ruff, prek)
+	"claude-code-wfc":             "tuning", // Claude Code 2.1 native transcripts, sam-fakhreddine/wfc (Python agent-skill tooling: pytest, ruff, black)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -132,6 +137,8 @@ var sessionAgents = map[string]string{
 	"claude-code-napolimatcha":       "claude-code-napolimatcha",
 	"claude-code-flutterdockerimage": "claude-code-flutterdockerimage",
 	"claude-code-agentstuff":         "claude-code-agentstuff",
+	"claude-code-lockcodemanager":    "claude-code-lockcodemanager",
+	"claude-code-wfc":                "claude-code-wfc",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -229,7 +236,7 @@ func TestQualitySplit(t *testing.T) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
-			"claude-code-flutterdockerimage":
+			"claude-code-flutterdockerimage", "claude-code-lockcodemanager":
 			field = append(field, s)
 		}
 	}
