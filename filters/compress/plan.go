@@ -1113,6 +1113,9 @@ func (p *plan) reason(i, j int) string {
 	return r
 }
 
+// andMore closes a location list that left some out.
+const andMore = ", and more"
+
 // gapLocations lists the locations of the lines in [i, j) (traceback
 // frames, warnings, compiler and log lines) that no earlier marker named
 // (tracebacks repeat their outer frames), each
@@ -1128,51 +1131,6 @@ func (p *plan) reason(i, j int) string {
 // achieved ratio), and all lists together within what selection
 // reserved for them (listLeft), so a marker never costs much of what it
 // saves and the output stays near its aim.
-// locationNeedAfter is what the locations of the omitted lines from j on
-// would take in a list, passing tests' and noise's left out: the room a
-// list before them leaves them. Lists are written in line order, so the
-// need is counted once in all, then a cursor takes off what lies before j.
-func (p *plan) locationNeedAfter(j int) int {
-	if p.locNeed.at < 0 {
-		p.locNeed.at = 0
-		p.locNeed.left = p.locationNeed(0, p.n)
-	}
-	if j > p.locNeed.at {
-		p.locNeed.left -= p.locationNeed(p.locNeed.at, j)
-		p.locNeed.at = j
-	}
-	return p.locNeed.left
-}
-
-// locationNeed is what the locations of the omitted lines of [i, j) that
-// are not noise take in a list.
-func (p *plan) locationNeed(i, j int) int {
-	need := 0
-	for k := i; k < j; k++ {
-		c := p.cls[k]
-		if c.keep || c.tier == tierNever || c.tier == tierNoise || c.feat&featLoc == 0 {
-			continue
-		}
-		if path, line := locationParts(p.viewLine(k)); path != "" || line != "" {
-			need += min(len(path)+1+len(line), 240) + 2
-		}
-	}
-	return need
-}
-
-// noiseLocationIn reports whether a noise line of [i, j) names a location.
-func (p *plan) noiseLocationIn(i, j int) bool {
-	for k := i; k < j; k++ {
-		if c := p.cls[k]; c.tier == tierNoise && c.feat&featLoc != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// andMore closes a location list that left some out.
-const andMore = ", and more"
-
 func (p *plan) gapLocations(i, j int, lead string) string {
 	gapBytes := p.spanBytes(i, j)
 	limit := min(gapBytes*2/3, p.listLeft)
@@ -1354,6 +1312,48 @@ func (p *plan) gapLocations(i, j int, lead string) string {
 	}
 	p.listLeft -= b.Len()
 	return b.String()
+}
+
+// locationNeedAfter is what the locations of the omitted lines from j on
+// would take in a list, passing tests' and noise's left out: the room a
+// list before them leaves them. Lists are written in line order, so the
+// need is counted once in all, then a cursor takes off what lies before j.
+func (p *plan) locationNeedAfter(j int) int {
+	if p.locNeed.at < 0 {
+		p.locNeed.at = 0
+		p.locNeed.left = p.locationNeed(0, p.n)
+	}
+	if j > p.locNeed.at {
+		p.locNeed.left -= p.locationNeed(p.locNeed.at, j)
+		p.locNeed.at = j
+	}
+	return p.locNeed.left
+}
+
+// locationNeed is what the locations of the omitted lines of [i, j) that
+// are not noise take in a list.
+func (p *plan) locationNeed(i, j int) int {
+	need := 0
+	for k := i; k < j; k++ {
+		c := p.cls[k]
+		if c.keep || c.tier == tierNever || c.tier == tierNoise || c.feat&featLoc == 0 {
+			continue
+		}
+		if path, line := locationParts(p.viewLine(k)); path != "" || line != "" {
+			need += min(len(path)+1+len(line), 240) + 2
+		}
+	}
+	return need
+}
+
+// noiseLocationIn reports whether a noise line of [i, j) names a location.
+func (p *plan) noiseLocationIn(i, j int) bool {
+	for k := i; k < j; k++ {
+		if c := p.cls[k]; c.tier == tierNoise && c.feat&featLoc != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isMachineryPath reports whether a frame's path is in the machinery that
