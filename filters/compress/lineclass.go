@@ -777,7 +777,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 	// Node's coded errors need the bracket and underscore of "[ERR_":
 	// prose starts most lines with a capital, and searched each (issue 23).
 	if hasErrorPrefix(t) || m.has('[') && m.has('_') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t) ||
-		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t) {
+		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -911,7 +911,7 @@ func hasErrorPrefix(t string) bool {
 // connect to localhost port 8080", "rm: x: Permission denied", "ld: …:
 // undefined reference to `foo'". The tool is a lower-case word or a path
 // (/usr/bin/ld) of at most 24 bytes.
-func isToolError(t string) bool {
+func isToolError(t string, m lineBits) bool {
 	c := strings.IndexByte(t[:min(len(t), 25)], ':')
 	if c <= 0 || c+2 > len(t) || t[c+1] != ' ' {
 		return false
@@ -936,12 +936,12 @@ func isToolError(t string) bool {
 	if strings.HasPrefix(r, "(") && digits(r[1:]) > 0 && t[:c] == "curl" {
 		return true
 	}
-	for _, why := range [...]string{"No such file or directory", "Permission denied", "Operation not permitted", "undefined reference to "} {
-		if strings.Contains(r, why) {
-			return true
-		}
-	}
-	return false
+	// The reasons' first letters gate their searches: most lines that
+	// get here are a YAML key's or a code line's "name: value".
+	return m.has('N') && strings.Contains(r, "No such file or directory") ||
+		m.has('P') && strings.Contains(r, "Permission denied") ||
+		m.has('O') && strings.Contains(r, "Operation not permitted") ||
+		m.has('`') && strings.Contains(r, "undefined reference to ")
 }
 
 // isShellError matches a shell's report that a command could not run:
