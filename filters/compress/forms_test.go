@@ -1857,3 +1857,38 @@ func TestSearchProjectBeforeDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherLocationForms: .NET's stack frames ("in /src/Cart.cs:line 42"),
+// javac's errors as Maven prints them ("Cart.java:[31,17]") and kotlinc's
+// file URLs name a file and a line as plainly as "a.go:12" does; a marker
+// that lists them writes the literal "path:line" an agent pastes.
+func TestOtherLocationForms(t *testing.T) {
+	for _, c := range []struct{ l, path, line string }{
+		{"     at Shop.Tests.CartTests.Sums() in /src/Shop.Tests/CartTests.cs:line 42", "/src/Shop.Tests/CartTests.cs", "42"},
+		{`   at Shop.Cart.Add() in C:\src\Shop\Cart.cs:line 12`, `C:\src\Shop\Cart.cs`, "12"},
+		{"[ERROR] /app/src/main/java/shop/Cart.java:[31,17] cannot find symbol", "/app/src/main/java/shop/Cart.java", "31"},
+		{"e: file:///app/src/main/kotlin/shop/Cart.kt:12:9 Unresolved reference: total", "/app/src/main/kotlin/shop/Cart.kt", "12"},
+		{"see Cart.cs:lineage 3", "", ""},
+		{"Cart.java:[x] note", "", ""},
+	} {
+		path, line := locationParts(c.l)
+		if path != c.path || line != c.line {
+			t.Errorf("locationParts(%q) = %q, %q; want %q, %q", c.l, path, line, c.path, c.line)
+		}
+		checkGates(t, c.l)
+	}
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "  Passed Shop.Tests.CartTests.Case_%02d [%d ms]\n", i, i%5+1)
+	}
+	b.WriteString("  Failed Shop.Tests.CartTests.Sums [12 ms]\n  Error Message:\n   Assert.Equal() Failure: Values differ\n  Stack Trace:\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "     at Shop.Cart.Step%02d() in /src/Shop/Cart.cs:line %d\n", i, 100+i)
+	}
+	b.WriteString("     at Shop.Tests.CartTests.Sums() in /src/Shop.Tests/CartTests.cs:line 42\n\nFailed!  - Failed:     1, Passed:    40, Skipped:     0, Total:    41, Duration: 245 ms - Shop.Tests.dll (net8.0)\n")
+	text, h := b.String(), bash("dotnet test")
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(text, h)
+	if !strings.Contains(out, "/src/Shop.Tests/CartTests.cs:42") && !strings.Contains(out, "/src/Shop.Tests/CartTests.cs:line 42") {
+		t.Errorf("the test's own frame is neither kept nor named:\n%s", out)
+	}
+}

@@ -1227,7 +1227,14 @@ func colonLocation(l string, from int) (path, line string, end int) {
 		} else {
 			i += k
 		}
-		if i+1 >= len(l) || !isDigit(l[i+1]) {
+		num := i + 1 // where the line's number starts
+		switch {
+		case num < len(l) && isDigit(l[num]):
+		case strings.HasPrefix(l[num:], "line ") && num+5 < len(l) && isDigit(l[num+5]):
+			num += 5 // .NET's stack frames: "in /src/Cart.cs:line 42"
+		case num+1 < len(l) && l[num] == '[' && isDigit(l[num+1]):
+			num++ // javac's errors as Maven prints them: "Cart.java:[31,17]"
+		default:
 			continue
 		}
 		start := i
@@ -1239,11 +1246,14 @@ func colonLocation(l string, from int) (path, line string, end int) {
 		if !hasSourceExt(path) {
 			continue
 		}
-		d := digits(l[i+1:])
-		if end := i + 1 + d; end < len(l) && isDigit(l[end]) {
+		if strings.HasPrefix(path, "///") && start >= 5 && l[start-5:start] == "file:" {
+			path = path[2:] // a file URL, "file:///app/App.kt:12:9" (kotlinc)
+		}
+		d := digits(l[num:])
+		if end := num + d; end < len(l) && isDigit(l[end]) {
 			continue
 		}
-		return path, l[i+1 : i+1+d], i + 1 + d
+		return path, l[num : num+d], num + d
 	}
 	return "", "", len(l)
 }
