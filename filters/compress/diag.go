@@ -191,6 +191,14 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			} else {
 				p.set(i, tierCritical, 2, catOut)
 			}
+		case logKind && isStatusFailureRow(l, s.bits):
+			// A status table (CI checks, pods, jobs): the failed rows are
+			// what the agent asked it for.
+			if seenErr.add(collapsedHash(l)) {
+				p.set(i, tierFill, 0, catRepeat)
+			} else {
+				p.set(i, tierCritical, 2, catOut)
+			}
 		case test && s.mayBePassingTest(l) && isPassingTest(l):
 			if strings.HasPrefix(l, "SKIPPED") && location(l) != "" {
 				// "SKIPPED [1] tests/x.py:12: needs pint": why, and where.

@@ -1892,3 +1892,68 @@ func TestOtherLocationForms(t *testing.T) {
 		t.Errorf("the test's own frame is neither kept nor named:\n%s", out)
 	}
 }
+
+// TestStatusTableFailures: a status table (kubectl get pods, gh pr checks,
+// docker ps, gh run list) holds one row per pod, check or job; the rows
+// whose status column says they failed are what the agent asked it for,
+// and are kept at any ratio. A word in prose is not a column.
+func TestStatusTableFailures(t *testing.T) {
+	cases := []struct{ name, cmd, text, want string }{
+		{"kubectl", "kubectl get pods -A", "NAMESPACE     NAME                                READY   STATUS             RESTARTS   AGE\n" +
+			formRep(60, func(i int) string {
+				return fmt.Sprintf("default       web-%02d-7d9f8c6b5-x%03d              1/1     Running            0          %dd", i, i, i%9+1)
+			}) +
+			"default       api-7d9f8c6b5-xyz12                 0/1     CrashLoopBackOff   12         3h\n" +
+			formRep(20, func(i int) string {
+				return fmt.Sprintf("kube-system   coredns-%02d-abc                     1/1     Running            0          9d", i)
+			}), "CrashLoopBackOff"},
+		{"gh-checks", "gh pr checks 12", formRep(50, func(i int) string {
+			return fmt.Sprintf("build / job-%02d\tpass\t%dm%ds\thttps://github.com/a/b/actions/runs/1/job/%d", i, i%3, i%60, 100+i)
+		}) + "test / unit (ubuntu-latest)\tfail\t3m12s\thttps://github.com/a/b/actions/runs/1/job/999\n" +
+			formRep(10, func(i int) string {
+				return fmt.Sprintf("lint / job-%02d\tpass\t1m%ds\thttps://github.com/a/b/actions/runs/1/job/%d", i, i, 200+i)
+			}), "test / unit (ubuntu-latest)\tfail"},
+		{"docker-ps", "docker ps -a", "CONTAINER ID   IMAGE          COMMAND                  CREATED        STATUS                      PORTS     NAMES\n" +
+			formRep(40, func(i int) string {
+				return fmt.Sprintf("a1b2c3d4e5%02d   nginx:1.25     \"/docker-entrypoint.…\"   %d hours ago    Up %d hours                 80/tcp    web-%02d", i, i+1, i+1, i)
+			}) + "f9e8d7c6b5a4   app:latest     \"node server.js\"         2 hours ago    Exited (1) 2 hours ago                app-1\n", "Exited (1)"},
+		{"gh-run-list", "gh run list", "STATUS  TITLE                  WORKFLOW  BRANCH  EVENT  ID          ELAPSED  AGE\n" +
+			formRep(40, func(i int) string {
+				return fmt.Sprintf("✓       chore: bump dep %02d      CI        main    push   %d  %dm%ds    %dh", i, 9000+i, i%5, i, i)
+			}) +
+			"X       fix: parser edge case  CI        main    push   8999        4m2s     1d\n", "X       fix: parser edge case"},
+	}
+	for _, c := range cases {
+		for _, ratio := range []float64{4, 10} {
+			s := Structural(StructuralOptions{TargetRatio: ratio})
+			out, rep := s.Compress(c.text, bash(c.cmd))
+			if !rep.Changed {
+				t.Fatalf("%s %gx: unchanged", c.name, ratio)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("%s %gx: lost %q:\n%s", c.name, ratio, c.want, out)
+			}
+			if err := checkGuards(s, c.text, bash(c.cmd)); err != nil {
+				t.Errorf("%s %gx: %v", c.name, ratio, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		l    string
+		want bool
+	}{
+		{"api-7d9f8c6b5-xyz12   0/1     CrashLoopBackOff   12         3h", true},
+		{"test / unit\tfail\t3m12s\thttps://github.com/a/b/actions/runs/1/job/9", true},
+		{"deploy    failed", true},
+		{"the tests fail when the cache is cold", false},
+		{"Use CrashLoopBackOff as the example", false},
+		{"web-01   1/1   Running   0   2d", false},
+	} {
+		if got := isStatusFailureRow(c.l, scanLine(c.l).bits); got != c.want {
+			t.Errorf("isStatusFailureRow(%q) = %v, want %v", c.l, got, c.want)
+		}
+		if got := isStatusFailureRow(c.l, allBits); got != c.want {
+			t.Errorf("isStatusFailureRow(%q) unscanned = %v, want %v", c.l, got, c.want)
+		}
+	}
+}

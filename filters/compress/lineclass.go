@@ -1571,3 +1571,47 @@ func isChangeCount(l string) bool {
 	rest := t[d:]
 	return strings.HasPrefix(rest, " files changed") || strings.HasPrefix(rest, " file changed")
 }
+
+// statusFailures are the words a status column says a row failed with:
+// CI checks (gh pr checks' "fail"), Kubernetes pods (kubectl get pods),
+// job and task tables.
+var statusFailures = [...]string{
+	"fail", "failed", "failure", "FAIL", "FAILED", "FAILURE", "error", "Error", "ERROR",
+	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "OOMKilled",
+	"Evicted", "Init:Error", "Init:CrashLoopBackOff", "timed_out", "startup_failure",
+}
+
+// isStatusFailureRow reports whether l is a table's row whose status column
+// says it failed: one of statusFailures standing as a column, set off by a
+// tab or two spaces on each side (or the line's end), as columns are and
+// words in prose are not. "api-7d9f   0/1   CrashLoopBackOff   12   3h",
+// "test / unit\tfail\t3m12s\thttps://…".
+func isStatusFailureRow(l string, m lineBits) bool {
+	if !(m.has('a') && m.has('i') && m.has('l') || m.has('r') && m.has('o') || m.has('R') && m.has('O') ||
+		m.has('B') && m.has('k') || m.has('O') && m.has('K') || m.has('E') && m.has('v')) {
+		return false
+	}
+	for _, w := range statusFailures {
+		for off := 0; off < len(l); {
+			k := strings.Index(l[off:], w)
+			if k < 0 {
+				break
+			}
+			k += off
+			off = k + 1
+			if columnEdge(l, k, true) && columnEdge(l, k+len(w), false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// columnEdge reports whether a table column starts (before) or ends at
+// byte i of l: the line's start or end, a tab, or two spaces.
+func columnEdge(l string, i int, before bool) bool {
+	if before {
+		return i == 0 || l[i-1] == '\t' || i >= 2 && l[i-1] == ' ' && l[i-2] == ' '
+	}
+	return i == len(l) || l[i] == '\t' || i+1 < len(l) && l[i] == ' ' && l[i+1] == ' '
+}
