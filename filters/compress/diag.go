@@ -81,6 +81,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	commitLine := -2  // the last git commit summary line
 	textOutcomes := 0
 	errMessage := -2 // the last vstest "Error Message:" label
+	// A status table (kubectl get pods, gh pr checks, docker ps): its
+	// failed rows are read, in the outputs that open as a table.
+	tabular := logKind && looksTabular(p.allViews())
 	// outcome keeps line i at any price with the rank given, while an
 	// output that is not a test log has had fewer than maxTextOutcomes.
 	outcome := func(i int, l string, rank int) {
@@ -191,7 +194,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			} else {
 				p.set(i, tierCritical, 2, catOut)
 			}
-		case logKind && isStatusFailureRow(l, s.bits):
+		case tabular && isStatusFailureRow(l, s.bits):
 			// A status table (CI checks, pods, jobs): the failed rows are
 			// what the agent asked it for.
 			if seenErr.add(collapsedHash(l)) {

@@ -319,8 +319,12 @@ var summaryStart = func() (set [256]bool) {
 // isRSpecCount matches rspec's count line, "3 examples, 1 failure" or "1
 // example, 0 failures, 1 pending", anywhere in the line.
 func isRSpecCount(t string) bool {
-	return (strings.Contains(t, "xamples, ") && containsWord(t, "examples, ") ||
-		strings.Contains(t, "xample, ") && containsWord(t, "example, ")) && strings.Contains(t, " failure")
+	k := strings.Index(t, "xample")
+	if k < 0 {
+		return false
+	}
+	r := strings.TrimPrefix(t[k+len("xample"):], "s")
+	return strings.HasPrefix(r, ", ") && (containsWord(t, "examples, ") || containsWord(t, "example, ")) && strings.Contains(r, " failure")
 }
 
 // isLabelledCountSummary matches a run's counts after a short label, as
@@ -912,14 +916,21 @@ func hasErrorPrefix(t string) bool {
 // undefined reference to `foo'". The tool is a lower-case word or a path
 // (/usr/bin/ld) of at most 24 bytes.
 func isToolError(t string, m lineBits) bool {
-	c := strings.IndexByte(t[:min(len(t), 25)], ':')
-	if c <= 0 || c+2 > len(t) || t[c+1] != ' ' {
-		return false
-	}
-	for i := 0; i < c; i++ {
-		if b := t[i]; !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '/' || b == '-' || b == '_' || b == '.') {
+	// One pass over the name, which most lines leave at their first space
+	// or capital.
+	c := -1
+	for i := 0; i < len(t) && i < 25; i++ {
+		b := t[i]
+		if b == ':' {
+			c = i
+			break
+		}
+		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '/' || b == '-' || b == '_' || b == '.') {
 			return false
 		}
+	}
+	if c <= 0 || c+2 > len(t) || t[c+1] != ' ' {
+		return false
 	}
 	r := t[c+2:]
 	if v, ok := strings.CutPrefix(r, "cannot "); ok {
@@ -1572,46 +1583,71 @@ func isChangeCount(l string) bool {
 	return strings.HasPrefix(rest, " files changed") || strings.HasPrefix(rest, " file changed")
 }
 
-// statusFailures are the words a status column says a row failed with:
-// CI checks (gh pr checks' "fail"), Kubernetes pods (kubectl get pods),
-// job and task tables.
-var statusFailures = [...]string{
-	"fail", "failed", "failure", "FAIL", "FAILED", "FAILURE", "error", "Error", "ERROR",
-	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "OOMKilled",
-	"Evicted", "Init:Error", "Init:CrashLoopBackOff", "timed_out", "startup_failure",
-}
-
 // isStatusFailureRow reports whether l is a table's row whose status column
-// says it failed: one of statusFailures standing as a column, set off by a
-// tab or two spaces on each side (or the line's end), as columns are and
-// words in prose are not. "api-7d9f   0/1   CrashLoopBackOff   12   3h",
-// "test / unit\tfail\t3m12s\thttps://…".
+// says it failed: a column (set off by a tab or two spaces, as columns are
+// and words in prose are not) that is one of the words CI checks (gh pr
+// checks' "fail"), Kubernetes pods (kubectl get pods) and job tables say
+// it with. "api-7d9f   0/1   CrashLoopBackOff   12   3h", "test / unit\tfail\t3m12s\thttps://…".
+// The row is split once; the classifier asks only in outputs whose first
+// lines are a table's (looksTabular).
 func isStatusFailureRow(l string, m lineBits) bool {
 	if !(m.has('a') && m.has('i') && m.has('l') || m.has('r') && m.has('o') || m.has('R') && m.has('O') ||
 		m.has('B') && m.has('k') || m.has('O') && m.has('K') || m.has('E') && m.has('v')) {
 		return false
 	}
-	for _, w := range statusFailures {
-		for off := 0; off < len(l); {
-			k := strings.Index(l[off:], w)
-			if k < 0 {
+	t := trimRight(trimLeft(l))
+	cols, failed := 0, false
+	for t != "" {
+		end := len(t)
+		for i := 0; i < len(t); i++ {
+			if t[i] == '\t' || t[i] == ' ' && i+1 < len(t) && t[i+1] == ' ' {
+				end = i
 				break
 			}
-			k += off
-			off = k + 1
-			if columnEdge(l, k, true) && columnEdge(l, k+len(w), false) {
-				return true
-			}
 		}
+		if end > 0 {
+			cols++
+			failed = failed || isStatusFailure(t[:end])
+		}
+		t = trimLeft(t[end:])
+	}
+	return failed && cols >= 2
+}
+
+// isStatusFailure reports whether a table's column says its row failed.
+func isStatusFailure(col string) bool {
+	switch col {
+	case "fail", "failed", "failure", "FAIL", "FAILED", "FAILURE", "error", "Error", "ERROR",
+		"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "OOMKilled",
+		"Evicted", "Init:Error", "Init:CrashLoopBackOff", "timed_out", "startup_failure":
+		return true
 	}
 	return false
 }
 
-// columnEdge reports whether a table column starts (before) or ends at
-// byte i of l: the line's start or end, a tab, or two spaces.
-func columnEdge(l string, i int, before bool) bool {
-	if before {
-		return i == 0 || l[i-1] == '\t' || i >= 2 && l[i-1] == ' ' && l[i-2] == ' '
+// looksTabular reports whether most of the first non-blank lines of text
+// (at most eight) hold two column edges or more after their indentation
+// (a tab, or two spaces): a table's header and rows, as kubectl, docker,
+// gh and most status commands print them.
+func looksTabular(lines iter.Seq2[int, string]) bool {
+	seen, rows := 0, 0
+	for _, l := range lines {
+		t := trimRight(trimLeft(l))
+		if t == "" {
+			continue
+		}
+		edges := 0
+		for i := 1; i < len(t) && edges < 2; i++ {
+			if t[i] == '\t' || t[i] == ' ' && t[i-1] == ' ' && (i+1 == len(t) || t[i+1] != ' ') {
+				edges++
+			}
+		}
+		if edges >= 2 {
+			rows++
+		}
+		if seen++; seen == 8 {
+			break
+		}
 	}
-	return i == len(l) || l[i] == '\t' || i+1 < len(l) && l[i] == ' ' && l[i+1] == ' '
+	return seen > 0 && rows*2 > seen
 }
