@@ -154,11 +154,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
-		case test && i == errMessage+1:
+		case i == errMessage+1:
 			// vstest (dotnet test) writes a failure's assertion under an
 			// "Error Message:" label, in the words of the test framework
-			// ("Assert.Equal() Failure: Values differ"): the error line
-			// of that failure, whatever its form.
+			// ("Assert.Equal() Failure: Values differ"), and Rust and
+			// Flutter a panic's or an exception's message on the line
+			// after it (opensMessage): the error line of that failure,
+			// whatever its form.
 			if seenErr.add(collapsedHash(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			} else {
@@ -184,6 +186,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			// "● Cart › sums"), not a list's "1) step" or "✗ skipped".
 			outcome(i, l, 1)
 		case isErrorOrLogError(l, s.bits, logKind):
+			if opensMessage(l) {
+				errMessage = i
+			}
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {
 					// Each traceback's header frames its block.

@@ -554,6 +554,10 @@ func TestErrorLineForms(t *testing.T) {
 		{"fix(parser): cannot parse nested lists", false},
 		{"note: the file may be missing", false},
 		{"curl: 7 tries", false},
+		{"The following _TypeError was thrown building HomePage(dirty):", true},
+		{"══╡ EXCEPTION CAUGHT BY WIDGETS LIBRARY ╞═══════════════", true},
+		{`[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block.]`, true},
+		{"The following steps were thrown out", false},
 	} {
 		if got := isErrorLine(c.line); got != c.want {
 			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)
@@ -1954,6 +1958,51 @@ func TestStatusTableFailures(t *testing.T) {
 		}
 		if got := isStatusFailureRow(c.l, allBits); got != c.want {
 			t.Errorf("isStatusFailureRow(%q) unscanned = %v, want %v", c.l, got, c.want)
+		}
+	}
+}
+
+// TestCrashForms: crashes and uncaught exceptions of other runtimes (PHP,
+// Rust with its backtrace, Flutter, Swift, Node's unhandled rejection, Go's
+// race detector) keep what went wrong and where, among a log's noise, at 4x
+// and 10x. Rust (since 1.73) and Flutter put the message on the line after
+// the one that says a panic or an exception happened.
+func TestCrashForms(t *testing.T) {
+	noise := formRep(60, func(i int) string {
+		return fmt.Sprintf("[2024-01-01 10:00:%02d] INFO  handled request %d in %dms", i%60, i, i%40+1)
+	})
+	cases := []struct {
+		name, text string
+		want       []string
+	}{
+		{"php", noise + "PHP Fatal error:  Uncaught InvalidArgumentException: bad id in /app/src/Repo.php:42\nStack trace:\n#0 /app/src/Service.php(17): App\\Repo->find()\n#1 /app/public/index.php(9): App\\Service->run()\n#2 {main}\n  thrown in /app/src/Repo.php on line 42\n",
+			[]string{"Uncaught InvalidArgumentException: bad id", "/app/src/Repo.php:42", "/app/src/Service.php"}},
+		{"rust-bt", noise + "thread 'main' panicked at src/main.rs:5:10:\nindex out of bounds: the len is 3 but the index is 7\nstack backtrace:\n" + formRep(20, func(i int) string {
+			return fmt.Sprintf("  %2d: std::rt::lang_start_internal::frame%02d\n             at /rustc/abc123/library/std/src/rt.rs:%d:5", i, i, 100+i)
+		}) + "  20: myapp::parse\n             at ./src/parse.rs:33:9\n  21: myapp::main\n             at ./src/main.rs:5:10\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n",
+			[]string{"panicked at src/main.rs:5:10", "index out of bounds", "src/parse.rs:33"}},
+		{"flutter", noise + "══╡ EXCEPTION CAUGHT BY WIDGETS LIBRARY ╞═══════════════════════════════════════════════════════════\nThe following _TypeError was thrown building HomePage(dirty):\nNull check operator used on a null value\n\nThe relevant error-causing widget was:\n  HomePage HomePage:file:///app/lib/main.dart:20:13\n\nWhen the exception was thrown, this was the stack:\n#0      _HomePageState.build (package:app/home.dart:44:31)\n#1      StatefulElement.build (package:flutter/src/widgets/framework.dart:5592:27)\n════════════════════════════════════════════════════════════════════════════════════════════════════\n",
+			[]string{"_TypeError", "Null check operator used on a null value", "home.dart:44"}},
+		{"swift", noise + "Fatal error: Unexpectedly found nil while unwrapping an Optional value: file App/ViewModel.swift, line 88\n",
+			[]string{"Fatal error: Unexpectedly found nil"}},
+		{"node-unhandled", noise + "node:internal/process/promises:289\n            triggerUncaughtException(err, true /* fromPromise */);\n            ^\n\n[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"connect ECONNREFUSED 127.0.0.1:5432\".] {\n  code: 'ERR_UNHANDLED_REJECTION'\n}\n\nNode.js v20.10.0\n",
+			[]string{"UnhandledPromiseRejection", "ECONNREFUSED"}},
+		{"go-race", noise + "==================\nWARNING: DATA RACE\nWrite at 0x00c000123456 by goroutine 7:\n  main.(*Counter).Inc()\n      /app/counter.go:12 +0x44\n\nPrevious read at 0x00c000123456 by goroutine 6:\n  main.(*Counter).Get()\n      /app/counter.go:18 +0x3a\n==================\n",
+			[]string{"WARNING: DATA RACE", "/app/counter.go:12"}},
+	}
+	for _, c := range cases {
+		h := bash("./run")
+		for _, ratio := range []float64{4, 10} {
+			s := Structural(StructuralOptions{TargetRatio: ratio})
+			out, _ := s.Compress(c.text, h)
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s %gx: lost %q:\n%s", c.name, ratio, w, out)
+				}
+			}
+			if err := checkGuards(s, c.text, h); err != nil {
+				t.Errorf("%s %gx: %v", c.name, ratio, err)
+			}
 		}
 	}
 }

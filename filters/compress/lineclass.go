@@ -894,6 +894,15 @@ func hasErrorPrefix(t string) bool {
 		return strings.HasPrefix(t, "error ") || isShellError(t)
 	case 'K':
 		return t == "Killed" || strings.HasPrefix(t, "Killed: ") // the shell's word for a SIGKILL (the OOM killer)
+	case 'T':
+		// Flutter: "The following _TypeError was thrown building HomePage(dirty):".
+		return strings.HasPrefix(t, "The following ") && strings.Contains(t, " was thrown ")
+	case '[':
+		// Node: "[UnhandledPromiseRejection: This error originated …]".
+		return strings.HasPrefix(t, "[UnhandledPromiseRejection: ")
+	case "═"[0]:
+		// Flutter: "══╡ EXCEPTION CAUGHT BY WIDGETS LIBRARY ╞═══…".
+		return strings.HasPrefix(t, "══╡ EXCEPTION CAUGHT BY ")
 	case 'n':
 		return strings.HasPrefix(t, "npm ERR! ") || strings.HasPrefix(t, "npm error ") // npm 6-9, npm 10
 	case '*':
@@ -1650,4 +1659,16 @@ func looksTabular(lines iter.Seq2[int, string]) bool {
 		}
 	}
 	return seen > 0 && rows*2 > seen
+}
+
+// opensMessage reports whether error line t says its message comes on the
+// next line: Rust's "thread 'main' panicked at src/main.rs:5:10:" (since
+// Rust 1.73) and Flutter's "The following _TypeError was thrown building
+// X:". That line is what went wrong.
+func opensMessage(t string) bool {
+	t = trimRight(t)
+	if !strings.HasSuffix(t, ":") {
+		return false
+	}
+	return strings.Contains(t, "' panicked at ") || strings.HasPrefix(trimLeft(t), "The following ") && strings.Contains(t, " was thrown ")
 }
