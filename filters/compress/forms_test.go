@@ -2006,3 +2006,64 @@ func TestCrashForms(t *testing.T) {
 		}
 	}
 }
+
+// TestLinterForms: linters' findings (pylint, flake8, ruff,
+// Biome, hadolint) read as search hits or text; their error-class findings
+// and their run's summary (pylint's rating, ruff's and Biome's counts) are
+// kept among a hundred style findings, at 4x and 10x.
+func TestLinterForms(t *testing.T) {
+	cases := []struct {
+		name, cmd, text string
+		want            []string
+	}{
+		{"pylint", "pylint src", formRep(60, func(i int) string {
+			return fmt.Sprintf("src/m%02d.py:%d:0: C0114: Missing module docstring (missing-module-docstring)", i, 1+i%3)
+		}) + "src/api.py:42:8: E1101: Instance of 'Client' has no 'fetch' member (no-member)\n\n------------------------------------------------------------------\nYour code has been rated at 5.00/10 (previous run: 6.00/10, -1.00)\n",
+			[]string{"E1101: Instance of 'Client' has no 'fetch' member", "Your code has been rated at 5.00/10"}},
+		{"flake8", "flake8", formRep(60, func(i int) string {
+			return fmt.Sprintf("./src/m%02d.py:%d:80: E501 line too long (88 > 79 characters)", i, 10+i)
+		}) +
+			"./src/api.py:3:1: F401 'os' imported but unused\n", []string{"F401 'os' imported but unused"}},
+		{"ruff", "ruff check .", formRep(60, func(i int) string { return fmt.Sprintf("src/m%02d.py:%d:1: E501 Line too long (101 > 100)", i, 10+i) }) +
+			"src/api.py:3:8: F401 [*] `os` imported but unused\nFound 61 errors.\n[*] 1 fixable with the `--fix` option.\n", []string{"Found 61 errors."}},
+		{"biome", "npx biome check .", formRep(20, func(i int) string {
+			return fmt.Sprintf("src/m%02d.ts:%d:7 lint/style/useConst  FIXABLE  ━━━━━━━━━━━━━━━━━━━━\n\n  ✖ This let declares a variable that is only assigned once.\n\n    %d │ let x = 1;\n      │     ^\n", i, 3+i, 3+i)
+		}) + "Checked 42 files in 12ms. No fixes applied.\nFound 20 errors.\ncheck ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n\n  ✖ Some errors were emitted while running checks.\n", []string{"Found 20 errors.", "Checked 42 files in 12ms"}},
+		{"hadolint", "hadolint Dockerfile", formRep(40, func(i int) string {
+			return fmt.Sprintf("Dockerfile:%d DL3008 warning: Pin versions in apt get install.", 10+i)
+		}) +
+			"Dockerfile:3 DL3006 error: Always tag the version of an image explicitly\n", []string{"DL3006 error: Always tag the version"}},
+	}
+	for _, c := range cases {
+		for _, ratio := range []float64{4, 10} {
+			s := Structural(StructuralOptions{TargetRatio: ratio})
+			out, _ := s.Compress(c.text, bash(c.cmd))
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s %gx: lost %q:\n%s", c.name, ratio, w, out)
+				}
+			}
+			if err := checkGuards(s, c.text, bash(c.cmd)); err != nil {
+				t.Errorf("%s %gx: %v", c.name, ratio, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		t    string
+		want bool
+	}{
+		{"E1101: Instance of 'Client' has no 'fetch' member (no-member)", true},
+		{"F0001: No module named x (fatal)", true},
+		{"F401 'os' imported but unused", true},
+		{"F821 undefined name 'x'", true},
+		{"E999 SyntaxError: invalid syntax", true},
+		{"E501 line too long (88 > 79 characters)", false},
+		{"C0114: Missing module docstring", false},
+		{"W0612: Unused variable 'x'", false},
+		{"E12 short", false},
+	} {
+		if got := isLintErrorCode(c.t); got != c.want {
+			t.Errorf("isLintErrorCode(%q) = %v, want %v", c.t, got, c.want)
+		}
+	}
+}

@@ -155,6 +155,16 @@ func isSummaryLine(l string) bool {
 		// error during collection !!!!" is all the summary it prints.
 		return strings.HasPrefix(ruleTitle(t, '!'), "Interrupted: ")
 	}
+	if t[0] == 'Y' || t[0] == 'C' {
+		// pylint's "Your code has been rated at 5.00/10", Biome's "Checked
+		// 42 files in 12ms. No fixes applied."
+		if strings.HasPrefix(t, "Your code has been rated at ") {
+			return true
+		}
+		if r, ok := strings.CutPrefix(t, "Checked "); ok && digits(r) > 0 && strings.Contains(r, " file") && strings.Contains(r, " in ") {
+			return true
+		}
+	}
 	if !summaryStart[t[0]] {
 		// Every pattern below but three starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests

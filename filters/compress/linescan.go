@@ -197,6 +197,10 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [")
 	case 'B':
 		return strings.HasPrefix(t, "BUILD ")
+	case 'Y':
+		return strings.HasPrefix(t, "Your code has been rated at ")
+	case 'C':
+		return strings.HasPrefix(t, "Checked ")
 	case '[':
 		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ")
 	case '#':

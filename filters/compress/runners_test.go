@@ -491,6 +491,9 @@ func TestLabelledCountSummaries(t *testing.T) {
 		{"src/x.py:12: 3 passed in 0.5s", false},
 		{"Results: 3 apples in 2s", false},
 		{"This sentence is long enough that its 3 passed in 2s sits too far", false},
+		{"Your code has been rated at 5.00/10 (previous run: 6.00/10, -1.00)", true},
+		{"Checked 42 files in 12ms. No fixes applied.", true},
+		{"Checked the docs in a hurry", false},
 	} {
 		if got := isSummaryLine(c.l); got != c.want {
 			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)

@@ -138,7 +138,10 @@ func classifySearch(p *plan) {
 				p.cls[i].tier = max(p.cls[i].tier, tierFill)
 				p.cls[i].rank += 1 << 20
 			}
-		case isSearchSummary(l):
+		case isSearchSummary(l) || isSummaryLine(l):
+			// A search's count, or a linter's or a runner's summary after
+			// its path:line findings (pylint's rating, ruff's "Found 3
+			// errors."), which read as hits.
 			p.set(i, tierCritical, 0, catOther)
 		case strings.TrimSpace(l) == "--":
 			p.set(i, tierNoise, 0, catOther)
@@ -189,8 +192,34 @@ func isErrorOrSummaryHit(text string) bool {
 		return true
 	}
 	t := trimLeft(text)
-	return m.has('0') && t != "" && summaryStart[t[0]] && isSummaryLine(t) ||
-		failureMarkedIn(t, m) && isFailingTest(t)
+	if m.has('0') && t != "" && summaryStart[t[0]] && isSummaryLine(t) || failureMarkedIn(t, m) && isFailingTest(t) {
+		return true
+	}
+	// A linter's finding after its column: "8: E1101: …", "1: F401 …".
+	if d := digits(t); d > 0 && d < len(t) && t[d] == ':' {
+		t = trimLeft(t[d+1:])
+	}
+	return isLintErrorCode(t)
+}
+
+// isLintErrorCode reports whether a linter's finding names a code of the
+// error classes: pylint's error and fatal messages ("E1101: Instance of
+// 'Client' has no 'fetch' member", "F0001: …") and pyflakes' codes in
+// flake8 and ruff ("F401 'os' imported but unused", "F821 undefined name
+// 'x'"), and pycodestyle's E9 (syntax errors). Style codes (E501, W291,
+// C0114) are findings, not errors.
+func isLintErrorCode(t string) bool {
+	if len(t) < 6 || t[0] != 'E' && t[0] != 'F' {
+		return false
+	}
+	d := digits(t[1:])
+	switch {
+	case d == 4 && t[5] == ':': // pylint
+		return true
+	case d == 3 && (t[4] == ' ' || t[4] == ':'): // flake8, ruff
+		return t[0] == 'F' || t[1] == '9'
+	}
+	return false
 }
 
 // hitText is a hit's text: l after "path:12:", "path-12-", "path:" or,
@@ -227,6 +256,9 @@ func numberedHit(l string) int {
 // isSearchSummary matches the count lines search tools print.
 func isSearchSummary(l string) bool {
 	t := strings.TrimSpace(l)
+	if d := digits(t); d > 0 && (t[d:] == " issues:" || t[d:] == " issue:") {
+		return true // golangci-lint's count, before its per-linter lines
+	}
 	return strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "No matches") || strings.HasPrefix(t, "No files found") ||
 		strings.HasPrefix(t, "End of matches") || strings.HasPrefix(t, "Binary file ") && strings.HasSuffix(t, " matches") ||
 		looksLikeMarker(t)
