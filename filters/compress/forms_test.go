@@ -1991,19 +1991,7 @@ func TestCrashForms(t *testing.T) {
 			[]string{"WARNING: DATA RACE", "/app/counter.go:12"}},
 	}
 	for _, c := range cases {
-		h := bash("./run")
-		for _, ratio := range []float64{4, 10} {
-			s := Structural(StructuralOptions{TargetRatio: ratio})
-			out, _ := s.Compress(c.text, h)
-			for _, w := range c.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("%s %gx: lost %q:\n%s", c.name, ratio, w, out)
-				}
-			}
-			if err := checkGuards(s, c.text, h); err != nil {
-				t.Errorf("%s %gx: %v", c.name, ratio, err)
-			}
-		}
+		keepsAt(t, c.name, c.text, bash("./run"), c.want...)
 	}
 }
 
@@ -2035,18 +2023,7 @@ func TestLinterForms(t *testing.T) {
 			"Dockerfile:3 DL3006 error: Always tag the version of an image explicitly\n", []string{"DL3006 error: Always tag the version"}},
 	}
 	for _, c := range cases {
-		for _, ratio := range []float64{4, 10} {
-			s := Structural(StructuralOptions{TargetRatio: ratio})
-			out, _ := s.Compress(c.text, bash(c.cmd))
-			for _, w := range c.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("%s %gx: lost %q:\n%s", c.name, ratio, w, out)
-				}
-			}
-			if err := checkGuards(s, c.text, bash(c.cmd)); err != nil {
-				t.Errorf("%s %gx: %v", c.name, ratio, err)
-			}
-		}
+		keepsAt(t, c.name, c.text, bash(c.cmd), c.want...)
 	}
 	for _, c := range []struct {
 		t    string
@@ -2064,6 +2041,24 @@ func TestLinterForms(t *testing.T) {
 	} {
 		if got := isLintErrorCode(c.t); got != c.want {
 			t.Errorf("isLintErrorCode(%q) = %v, want %v", c.t, got, c.want)
+		}
+	}
+}
+
+// keepsAt compresses text at 4x and 10x and fails for each of want the
+// output does not hold, and for a broken guard (checkGuards).
+func keepsAt(t *testing.T, name, text string, h Hint, want ...string) {
+	t.Helper()
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, _ := s.Compress(text, h)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s %gx: lost %q:\n%s", name, ratio, w, out)
+			}
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Errorf("%s %gx: %v", name, ratio, err)
 		}
 	}
 }
