@@ -558,6 +558,13 @@ func TestErrorLineForms(t *testing.T) {
 		{"══╡ EXCEPTION CAUGHT BY WIDGETS LIBRARY ╞═══════════════", true},
 		{`[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block.]`, true},
 		{"The following steps were thrown out", false},
+		{"CONFLICT (content): Merge conflict in src/api/client.go", true},
+		{"\tboth modified:   src/api/client.go", true},
+		{"\tdeleted by them: src/old.go", true},
+		{"\tadded by us:     src/new.go", true},
+		{"\tmodified:   src/pkg/m01.go", false},
+		{"both sides agree", false},
+		{"added by the team", false},
 	} {
 		if got := isErrorLine(c.line); got != c.want {
 			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)
@@ -2060,5 +2067,31 @@ func keepsAt(t *testing.T, name, text string, h Hint, want ...string) {
 		if err := checkGuards(s, text, h); err != nil {
 			t.Errorf("%s %gx: %v", name, ratio, err)
 		}
+	}
+}
+
+// TestGitConflicts: a merge or rebase that stops on a conflict names the
+// files in "CONFLICT (content): …" lines among dozens of "Auto-merging"
+// lines, and git status lists them as unmerged paths; those are the files
+// the agent must open next, kept at 4x and 10x, as a rejected push is.
+func TestGitConflicts(t *testing.T) {
+	cases := []struct {
+		name, cmd, text string
+		want            []string
+	}{
+		{"merge", "git merge feature", formRep(60, func(i int) string { return fmt.Sprintf("Auto-merging src/pkg/m%02d.go", i) }) +
+			"CONFLICT (content): Merge conflict in src/api/client.go\n" + formRep(20, func(i int) string { return fmt.Sprintf("Auto-merging docs/d%02d.md", i) }) +
+			"Automatic merge failed; fix conflicts and then commit the result.\n", []string{"CONFLICT (content): Merge conflict in src/api/client.go", "Automatic merge failed"}},
+		{"push", "git push", "Enumerating objects: 5, done.\n" + formRep(40, func(i int) string { return fmt.Sprintf("remote: Resolving deltas: %3d%% (%d/40)", i*100/40, i) }) +
+			"To github.com:a/b.git\n ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs to 'github.com:a/b.git'\nhint: Updates were rejected because the remote contains work that you do not\n",
+			[]string{"! [rejected]        main -> main (fetch first)", "error: failed to push some refs"}},
+		{"rebase", "git rebase main", formRep(40, func(i int) string { return fmt.Sprintf("Successfully rebased commit %d of 50", i) }) +
+			"Auto-merging src/a.go\nCONFLICT (content): Merge conflict in src/a.go\nerror: could not apply 1a2b3c4... fix parser\nhint: Resolve all conflicts manually, mark them as resolved with\n",
+			[]string{"CONFLICT (content): Merge conflict in src/a.go", "error: could not apply 1a2b3c4"}},
+		{"status", "git status", "On branch main\nYou have unmerged paths.\n  (fix conflicts and run \"git commit\")\n\nUnmerged paths:\n  (use \"git add <file>...\" to mark resolution)\n\tboth modified:   src/api/client.go\n\nChanges not staged for commit:\n" +
+			formRep(80, func(i int) string { return fmt.Sprintf("\tmodified:   src/pkg/m%02d.go", i) }), []string{"both modified:   src/api/client.go"}},
+	}
+	for _, c := range cases {
+		keepsAt(t, c.name, c.text, bash(c.cmd), c.want...)
 	}
 }

@@ -897,7 +897,8 @@ func hasErrorPrefix(t string) bool {
 	case 'F':
 		return strings.HasPrefix(t, "FATAL")
 	case 'C':
-		return strings.HasPrefix(t, "Caused by: ")
+		// git merge and rebase: "CONFLICT (content): Merge conflict in src/a.go".
+		return strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "CONFLICT (")
 	case 'E':
 		return strings.HasPrefix(t, "Exception in thread ") || strings.HasPrefix(t, "Error response from daemon: ") // docker
 	case 'e':
@@ -920,7 +921,13 @@ func hasErrorPrefix(t string) bool {
 		return strings.HasPrefix(t, "** (") && len(t) > 4 && t[4] >= 'A' && t[4] <= 'Z'
 	case 'P':
 		return strings.HasPrefix(t, "Permission denied") // ssh, a shell's redirect
-	case 'b', 'z', 's', '/':
+	case 'b', 'd', 'a':
+		// git status's unmerged paths: "both modified:   src/a.go".
+		if isUnmergedPath(t) {
+			return true
+		}
+		return t[0] == 'b' && isShellError(t)
+	case 'z', 's', '/':
 		return isShellError(t)
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return isESLintError(t)
@@ -972,6 +979,24 @@ func isToolError(t string, m lineBits) bool {
 		m.has('P') && strings.Contains(r, "Permission denied") ||
 		m.has('O') && strings.Contains(r, "Operation not permitted") ||
 		m.has('`') && strings.Contains(r, "undefined reference to ")
+}
+
+// isUnmergedPath matches git status's lines for a path a merge left in
+// conflict: "both modified:   src/a.go", "deleted by them: b.go".
+func isUnmergedPath(t string) bool {
+	var r string
+	var ok bool
+	switch t[0] {
+	case 'b':
+		if r, ok = strings.CutPrefix(t, "both "); ok {
+			return strings.HasPrefix(r, "modified:") || strings.HasPrefix(r, "added:") || strings.HasPrefix(r, "deleted:")
+		}
+	case 'd':
+		r, ok = strings.CutPrefix(t, "deleted by ")
+	case 'a':
+		r, ok = strings.CutPrefix(t, "added by ")
+	}
+	return ok && (strings.HasPrefix(r, "us:") || strings.HasPrefix(r, "them:"))
 }
 
 // isShellError matches a shell's report that a command could not run:
