@@ -565,6 +565,16 @@ func TestErrorLineForms(t *testing.T) {
 		{"\tmodified:   src/pkg/m01.go", false},
 		{"both sides agree", false},
 		{"added by the team", false},
+		{"An error occurred (AccessDenied) when calling the PutObject operation: Access Denied", true},
+		{"go: github.com/acme/app imports github.com/x/y: cannot find module providing package github.com/x/y", true},
+		{"go: github.com/a/b@v1.2.3: missing go.sum entry for go.mod file; to add it:", true},
+		{"go: downloading github.com/a/b v1.2.3", false},
+		{"HTTP/1.1 500 Internal Server Error", true},
+		{"HTTP/2 404", true},
+		{"HTTP/1.1 200 OK", false},
+		{"HTTP/2 301", false},
+		{"Exception: boom", true},
+		{"Command timed out after 2m 0.0s", true},
 	} {
 		if got := isErrorLine(c.line); got != c.want {
 			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)

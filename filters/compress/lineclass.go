@@ -897,10 +897,21 @@ func hasErrorPrefix(t string) bool {
 	case 'F':
 		return strings.HasPrefix(t, "FATAL")
 	case 'C':
-		// git merge and rebase: "CONFLICT (content): Merge conflict in src/a.go".
-		return strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "CONFLICT (")
+		// git merge and rebase: "CONFLICT (content): Merge conflict in src/a.go";
+		// Claude Code's Bash tool: "Command timed out after 2m 0.0s".
+		return strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "CONFLICT (") || strings.HasPrefix(t, "Command timed out after ")
 	case 'E':
-		return strings.HasPrefix(t, "Exception in thread ") || strings.HasPrefix(t, "Error response from daemon: ") // docker
+		// Java's uncaught exception, docker's daemon, Python's bare
+		// `raise Exception("…")`.
+		return strings.HasPrefix(t, "Exception in thread ") || strings.HasPrefix(t, "Error response from daemon: ") ||
+			strings.HasPrefix(t, "Exception: ")
+	case 'A':
+		// The AWS CLI: "An error occurred (AccessDenied) when calling the PutObject operation: …".
+		return strings.HasPrefix(t, "An error occurred (")
+	case 'H':
+		return isHTTPErrorStatus(t)
+	case 'g':
+		return isGoModError(t)
 	case 'e':
 		return strings.HasPrefix(t, "error ") || isShellError(t)
 	case 'K':
@@ -979,6 +990,38 @@ func isToolError(t string, m lineBits) bool {
 		m.has('P') && strings.Contains(r, "Permission denied") ||
 		m.has('O') && strings.Contains(r, "Operation not permitted") ||
 		m.has('`') && strings.Contains(r, "undefined reference to ")
+}
+
+// isHTTPErrorStatus matches an HTTP response's status line with a client
+// or server error, as curl -i and -v print it: "HTTP/1.1 500 Internal
+// Server Error", "HTTP/2 404".
+func isHTTPErrorStatus(t string) bool {
+	r, ok := strings.CutPrefix(t, "HTTP/")
+	if !ok {
+		return false
+	}
+	sp := strings.IndexByte(r, ' ')
+	if sp < 0 || sp > 4 || len(r) < sp+4 || digits(r[sp+1:]) != 3 {
+		return false
+	}
+	return r[sp+1] == '4' || r[sp+1] == '5'
+}
+
+// isGoModError matches the go command's module errors, which name no error
+// word: "go: x imports y: cannot find module providing package y", "go:
+// x@v1: missing go.sum entry for go.mod file".
+func isGoModError(t string) bool {
+	r, ok := strings.CutPrefix(t, "go: ")
+	if !ok {
+		return false
+	}
+	for _, why := range [...]string{"cannot find module", "missing go.sum entry", "no matching versions", "unknown revision",
+		"no required module provides package", "updates to go.mod needed", "invalid version"} {
+		if strings.Contains(r, why) {
+			return true
+		}
+	}
+	return false
 }
 
 // isUnmergedPath matches git status's lines for a path a merge left in
