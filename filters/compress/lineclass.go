@@ -1326,11 +1326,14 @@ func colonLocation(l string, from int) (path, line string, end int) {
 			i += k
 		}
 		num := i + 1 // where the line's number starts
-		switch {
-		case num < len(l) && isDigit(l[num]):
-		case strings.HasPrefix(l[num:], "line ") && num+5 < len(l) && isDigit(l[num+5]):
+		if num >= len(l) {
+			continue
+		}
+		switch c := l[num]; {
+		case isDigit(c):
+		case c == 'l' && num+5 < len(l) && isDigit(l[num+5]) && l[num:num+5] == "line ":
 			num += 5 // .NET's stack frames: "in /src/Cart.cs:line 42"
-		case num+1 < len(l) && l[num] == '[' && isDigit(l[num+1]):
+		case c == '[' && num+1 < len(l) && isDigit(l[num+1]):
 			num++ // javac's errors as Maven prints them: "Cart.java:[31,17]"
 		default:
 			continue

@@ -405,19 +405,26 @@ const vendoredRank = 1 << 26
 // one that package managers and builds write (node_modules, a virtualenv's
 // site-packages, mix's deps, vendor, target, dist, build, caches).
 func isVendoredDir(dir string) bool {
-	for dir != "" {
-		seg := dir
-		rest := ""
-		if k := strings.IndexAny(dir, "/\\"); k >= 0 {
-			seg, rest = dir[:k], dir[k+1:]
+	start := 0
+	for i := 0; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' && dir[i] != '\\' {
+			continue
 		}
-		switch seg {
-		case "node_modules", "bower_components", "deps", "vendor", "site-packages", "dist-packages", ".venv", "venv",
-			"__pycache__", ".git", "target", "dist", "build", ".next", ".nuxt", ".tox", ".mypy_cache", ".pytest_cache",
-			".gradle", "Pods", ".build", "_build":
+		// One segment: the names below are 4 to 16 bytes.
+		if n := i - start; n >= 4 && n <= 16 && isVendoredName(dir[start:i]) {
 			return true
 		}
-		dir = rest
+		start = i + 1
+	}
+	return false
+}
+
+func isVendoredName(seg string) bool {
+	switch seg {
+	case "node_modules", "bower_components", "deps", "vendor", "site-packages", "dist-packages", ".venv", "venv",
+		"__pycache__", ".git", "target", "dist", "build", ".next", ".nuxt", ".tox", ".mypy_cache", ".pytest_cache",
+		".gradle", "Pods", ".build", "_build":
+		return true
 	}
 	return false
 }
