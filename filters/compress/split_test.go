@@ -104,9 +104,11 @@ var sourceSet = map[string]string{
 	// tunes.
 	"claude-code-lockcodemanager": "test",   // Claude Code 2.1 native transcripts, raman325/lock_code_manager (Python, Home Assistant: pytest, ruff, prek)
 	"claude-code-wfc":             "tuning", // Claude Code 2.1 native transcripts, sam-fakhreddine/wfc (Python agent-skill tooling: pytest, ruff, black)
-	// Round 17, placed by order of completion before any of its outputs
-	// was compressed: the round's first source finished is measured.
-	"claude-code-emu198x": "test", // Claude Code 2.1 native transcripts, emu198x/emu198x (Rust emulators: cargo build, test, clippy)
+	// Round 17, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured, the second
+	// tunes.
+	"claude-code-emu198x": "test",   // Claude Code 2.1 native transcripts, emu198x/emu198x (Rust emulators: cargo build, test, clippy)
+	"claude-code-ned":     "tuning", // Claude Code 2.1 native transcripts, gregszero/ned (Ruby: rake test with minitest, Roda, ERB, JavaScript)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -143,6 +145,7 @@ var sessionAgents = map[string]string{
 	"claude-code-lockcodemanager":    "claude-code-lockcodemanager",
 	"claude-code-wfc":                "claude-code-wfc",
 	"claude-code-emu198x":            "claude-code-emu198x",
+	"claude-code-ned":                "claude-code-ned",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
