@@ -104,6 +104,11 @@ var sourceSet = map[string]string{
 	// tunes.
 	"claude-code-lockcodemanager": "test",   // Claude Code 2.1 native transcripts, raman325/lock_code_manager (Python, Home Assistant: pytest, ruff, prek)
 	"claude-code-wfc":             "tuning", // Claude Code 2.1 native transcripts, sam-fakhreddine/wfc (Python agent-skill tooling: pytest, ruff, black)
+	// Round 17, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured, the second
+	// tunes.
+	"claude-code-emu198x": "test",   // Claude Code 2.1 native transcripts, emu198x/emu198x (Rust emulators: cargo build, test, clippy)
+	"claude-code-ned":     "tuning", // Claude Code 2.1 native transcripts, gregszero/ned (Ruby: rake test with minitest, Roda, ERB, JavaScript)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -139,6 +144,8 @@ var sessionAgents = map[string]string{
 	"claude-code-agentstuff":         "claude-code-agentstuff",
 	"claude-code-lockcodemanager":    "claude-code-lockcodemanager",
 	"claude-code-wfc":                "claude-code-wfc",
+	"claude-code-emu198x":            "claude-code-emu198x",
+	"claude-code-ned":                "claude-code-ned",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -236,7 +243,7 @@ func TestQualitySplit(t *testing.T) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
-			"claude-code-flutterdockerimage", "claude-code-lockcodemanager":
+			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x":
 			field = append(field, s)
 		}
 	}
