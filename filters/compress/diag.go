@@ -80,7 +80,8 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	commitLine := -2  // the last git commit summary line
 	textOutcomes := 0
-	errMessage := -2 // the last vstest "Error Message:" label
+	errMessage := -2   // the last vstest "Error Message:" label
+	failedHeader := -2 // the last minitest "  1) Failure:" header
 	// A status table (kubectl get pods, gh pr checks, docker ps): its
 	// failed rows are read, in the outputs that open as a table.
 	tabular := logKind && looksTabular(p.allViews())
@@ -149,10 +150,18 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
 			}
+		case test && i == failedHeader+1:
+			// minitest names the test on the line after its numbered
+			// header: "  2) Failure:" then "CartTest#test_total
+			// [test/cart_test.rb:12]:".
+			p.set(i, tierCritical, 1, catOut)
 		case test && s.mayBeFailingTest() && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
+			}
+			if t := trimRight(l); strings.HasSuffix(t, ") Failure:") || strings.HasSuffix(t, ") Error:") {
+				failedHeader = i
 			}
 		case i == errMessage+1:
 			// vstest (dotnet test) writes a failure's assertion under an

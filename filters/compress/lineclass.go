@@ -241,6 +241,9 @@ func isSummaryLine(l string) bool {
 		if strings.HasPrefix(rest, " tests completed, ") && strings.HasSuffix(rest, " failed") { // Gradle
 			return true
 		}
+		if strings.HasPrefix(rest, " runs, ") && strings.Contains(rest, " assertions, ") { // minitest
+			return true
+		}
 		if isExUnitSummary(t) {
 			return true
 		}
@@ -898,8 +901,12 @@ func hasErrorPrefix(t string) bool {
 		return strings.HasPrefix(t, "FATAL")
 	case 'C':
 		// git merge and rebase: "CONFLICT (content): Merge conflict in src/a.go";
-		// Claude Code's Bash tool: "Command timed out after 2m 0.0s".
-		return strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "CONFLICT (") || strings.HasPrefix(t, "Command timed out after ")
+		// Claude Code's Bash tool: "Command timed out after 2m 0.0s"; rake:
+		// "Command failed with status (1)".
+		return strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "CONFLICT (") || strings.HasPrefix(t, "Command timed out after ") ||
+			strings.HasPrefix(t, "Command failed with status (") && !strings.HasPrefix(t, "Command failed with status (0)")
+	case 'r':
+		return strings.HasPrefix(t, "rake aborted!")
 	case 'E':
 		// Java's uncaught exception, docker's daemon, Python's bare
 		// `raise Exception("…")`.

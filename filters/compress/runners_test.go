@@ -501,3 +501,34 @@ func TestLabelledCountSummaries(t *testing.T) {
 		checkGates(t, c.l)
 	}
 }
+
+// TestMinitestRun: minitest (rake test) names a failing test on the line
+// after its numbered header ("  2) Failure:" then "CartTest#test_total
+// [test/cart_test.rb:12]:"), ends with its counts ("283 runs, 617
+// assertions, 2 failures, 3 errors, 0 skips"), and rake reports the
+// failure ("rake aborted!", "Command failed with status (1)"): all kept.
+func TestMinitestRun(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Run options: --seed 4242\n\n# Running:\n\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "D, [2026-02-19T12:59:%02d.684965 #2754604] DEBUG -- :   (0.0ms)  PRAGMA foreign_keys = %d\n", i%60, i%2)
+	}
+	b.WriteString("..........F....E.....\n\nFinished in 1.468342s, 127.3545 runs/s, 262.2004 assertions/s.\n\n" +
+		"  1) Failure:\nCartTest#test_total_with_discount [test/models/cart_test.rb:42]:\nExpected: 27\n  Actual: 28\n\n" +
+		"  2) Error:\nOrderTest#test_ships_paid_orders:\nNoMethodError: undefined method `ship!' for nil\n" +
+		"    app/models/order.rb:31:in 'Order#ship'\n    test/models/order_test.rb:12:in 'OrderTest#test_ships_paid_orders'\n\n" +
+		"187 runs, 385 assertions, 1 failures, 1 errors, 0 skips\nrake aborted!\nCommand failed with status (1)\n\nTasks: TOP => test\n(See full trace by running task with --trace)\n")
+	keepsAt(t, "minitest", b.String(), bash("bundle exec rake test"),
+		"CartTest#test_total_with_discount [test/models/cart_test.rb:42]:", "OrderTest#test_ships_paid_orders:",
+		"187 runs, 385 assertions, 1 failures, 1 errors, 0 skips", "Command failed with status (1)")
+	for l, want := range map[string]bool{
+		"187 runs, 385 assertions, 1 failures, 1 errors, 0 skips": true,
+		"Finished in 1.468342s, 127.3545 runs/s":                  false,
+		"12 runs, a fast track":                                   false,
+	} {
+		if got := isSummaryLine(l); got != want {
+			t.Errorf("isSummaryLine(%q) = %v, want %v", l, got, want)
+		}
+		checkGates(t, l)
+	}
+}
