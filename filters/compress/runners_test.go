@@ -532,3 +532,43 @@ func TestMinitestRun(t *testing.T) {
 		checkGates(t, l)
 	}
 }
+
+// TestBuildSystemOutcomes: the lines build systems end a run with, and
+// their failing targets, as Xcode, Bazel, CMake, ninja, pnpm, turbo and
+// MSBuild print them, and coded compiler errors (C#, MSBuild, MSVC).
+func TestBuildSystemOutcomes(t *testing.T) {
+	for _, c := range []struct {
+		l                   string
+		summary, err, fails bool
+	}{
+		{"** BUILD FAILED **", true, false, false},
+		{"** TEST SUCCEEDED **", true, false, false},
+		{"Executed 12 out of 12 tests: 11 tests pass and 1 fails locally.", true, false, false},
+		{"//pkg/cart:cart_test                                FAILED in 2.1s", false, false, true},
+		{"//pkg/cart:cart_test                                PASSED in 0.4s", false, false, false},
+		{"-- Configuring incomplete, errors occurred!", false, true, false},
+		{"ninja: build stopped: subcommand failed.", false, true, false},
+		{" ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  @acme/web@1.0.0 test: `vitest run`", false, true, false},
+		{"Failed:    web#test", false, false, true},
+		{" Tasks:    1 successful, 2 total", true, false, false},
+		{"Build FAILED.", true, false, false},
+		{"    1 Error(s)", true, false, false},
+		{"BUILD FAILURE", true, false, false},
+		{"/src/App/Program.cs(12,5): error CS0103: The name 'x' does not exist [/src/App/App.csproj]", false, true, false},
+		{"main.cpp(12): error C2065: 'x': undeclared identifier", false, true, false},
+		{"LINK : fatal error LNK1104: cannot open file 'x.lib'", false, true, false},
+		{"the error code: 12", false, false, false},
+		{"** note **", false, false, false},
+	} {
+		if got := isSummaryLine(c.l); got != c.summary {
+			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.summary)
+		}
+		if got := isErrorLine(c.l); got != c.err {
+			t.Errorf("isErrorLine(%q) = %v, want %v", c.l, got, c.err)
+		}
+		if got := isFailingTest(c.l); got != c.fails {
+			t.Errorf("isFailingTest(%q) = %v, want %v", c.l, got, c.fails)
+		}
+		checkGates(t, c.l)
+	}
+}
