@@ -344,21 +344,6 @@ var summaryStart = func() (set [256]bool) {
 // isPytestQuietSummary matches pytest -q's summary, which has no rule
 // around it: "2 failed, 10 passed, 1 warning in 0.42s", and past a
 // minute "... in 606.73s (0:10:06)" (pytest adds the clock time then).
-// isBuildTally reports whether summary line t (trimmed) is a build's, a
-// linter's or a task runner's tally rather than a test run's: kept as a
-// summary is, but no sign for detection that the output is a test log
-// (turbo's "Tasks: 3 successful, 3 total" ends a build as often as a test
-// run; Biome's "Checked 42 files in 12ms" is a linter's).
-func isBuildTally(t string) bool {
-	switch {
-	case strings.HasPrefix(t, "Tasks:"), strings.HasPrefix(t, "Checked "), strings.HasPrefix(t, "Your code has been rated at "),
-		strings.HasPrefix(t, "** BUILD "), t == "Build FAILED.", t == "Build succeeded.", t == "BUILD FAILURE", t == "BUILD SUCCESS":
-		return true
-	}
-	d := digits(t)
-	return d > 0 && t[d:] == " Error(s)"
-}
-
 // isRSpecCount matches rspec's count line, "3 examples, 1 failure" or "1
 // example, 0 failures, 1 pending", anywhere in the line.
 func isRSpecCount(t string) bool {

@@ -572,28 +572,3 @@ func TestBuildSystemOutcomes(t *testing.T) {
 		checkGates(t, c.l)
 	}
 }
-
-// TestBuildTalliesAreNotTestRuns: a task runner's or a linter's tally is
-// kept as a summary, but is no sign that the output is a test run: turbo
-// building three packages, and Biome checking files, are detected as the
-// command output they are.
-func TestBuildTalliesAreNotTestRuns(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("• Packages in scope: @acme/core, @acme/web, @acme/cli\n• Running build in 3 packages\n")
-	for i := range 40 {
-		fmt.Fprintf(&b, "@acme/web:build: transforming module %03d of the web bundle\n", i)
-	}
-	b.WriteString("@acme/core:lint: Checked 42 files in 12ms. No fixes applied.\n\n Tasks:    3 successful, 3 total\nCached:    0 cached, 3 total\n  Time:    5.2s\n")
-	text := b.String()
-	if k := Detect(text, bash("npx turbo run build lint")); k == KindTestLog {
-		t.Errorf("a turbo build detected as %s", k)
-	}
-	for _, l := range []string{" Tasks:    3 successful, 3 total", "Checked 42 files in 12ms. No fixes applied.", "** BUILD FAILED **", "Build FAILED.", "    1 Error(s)"} {
-		if !isSummaryLine(l) || !isBuildTally(strings.TrimSpace(l)) {
-			t.Errorf("%q: summary %v, build tally %v; want both", l, isSummaryLine(l), isBuildTally(strings.TrimSpace(l)))
-		}
-	}
-	if isBuildTally("3 failed, 10 passed in 1.2s") {
-		t.Error("a test run's summary read as a build tally")
-	}
-}

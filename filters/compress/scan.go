@@ -242,13 +242,12 @@ func (s *scanStats) testLine(l, t string, sc lineScan) {
 	// Summaries and the banners that open a run: pytest's session, cargo's
 	// "running 12 tests", Deno's "running 2 tests from ./a_test.ts",
 	// ExUnit's "Running ExUnit with seed: 1, max_cases: 8".
-	if sc.mayBeSummary() && isSummaryLine(l) && !isBuildTally(t) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" ||
+	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" ||
 		strings.HasPrefix(t, "running ") && (strings.HasSuffix(t, " tests") || strings.Contains(t, " tests from ") || strings.Contains(t, " test from ")) ||
 		sc.startsWith('R') && strings.HasPrefix(t, "Running ExUnit with seed: ") {
 		s.testStrong++
 	}
-	if sc.mayBeFailingTest() && isFailingTest(l) && !strings.HasPrefix(t, "Failed:") || sc.mayBePassingTest(l) && isPassingTest(l) {
-		// turbo's "Failed:    web#build" is a task's, test or not.
+	if sc.mayBeFailingTest() && isFailingTest(l) || sc.mayBePassingTest(l) && isPassingTest(l) {
 		s.testLines++
 	}
 	if sc.startsWith('<') {
