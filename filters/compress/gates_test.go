@@ -279,10 +279,6 @@ func isFailingTestOld(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "Failed ") && endsWithBracketDuration(lt): // vstest (added later)
 		return true
-	case strings.HasPrefix(lt, "Failed:") && strings.IndexByte(lt, '#') > 0: // turbo (added later)
-		return true
-	case strings.HasPrefix(lt, "//") && (strings.Contains(lt, " FAILED in ") || strings.HasSuffix(lt, " FAILED") || strings.Contains(lt, " TIMEOUT in ")): // Bazel (added later)
-		return true
 	case strings.HasPrefix(lt, "--- FAIL: "): // go
 		return true
 	case strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED"): // unittest -v, cargo

@@ -155,13 +155,6 @@ func isSummaryLine(l string) bool {
 		// error during collection !!!!" is all the summary it prints.
 		return strings.HasPrefix(ruleTitle(t, '!'), "Interrupted: ")
 	}
-	if t[0] == '*' {
-		// Xcode's outcome: "** BUILD FAILED **", "** TEST SUCCEEDED **".
-		return strings.HasPrefix(t, "** BUILD ") || strings.HasPrefix(t, "** TEST ")
-	}
-	if strings.HasPrefix(t, "Tasks:") && strings.Contains(t, " total") {
-		return true // turbo's count: "Tasks:    1 successful, 2 total"
-	}
 	if t[0] == 'Y' || t[0] == 'C' {
 		// pylint's "Your code has been rated at 5.00/10", Biome's "Checked
 		// 42 files in 12ms. No fixes applied."
@@ -251,9 +244,6 @@ func isSummaryLine(l string) bool {
 		if strings.HasPrefix(rest, " runs, ") && strings.Contains(rest, " assertions, ") { // minitest
 			return true
 		}
-		if rest == " Error(s)" { // MSBuild's count
-			return true
-		}
 		if isExUnitSummary(t) {
 			return true
 		}
@@ -271,9 +261,7 @@ func isSummaryLine(l string) bool {
 func isJVMOrDotnetOrSwiftSummary(t string) bool {
 	switch t[0] {
 	case 'B':
-		// Gradle's, Maven's and MSBuild's outcome.
-		return strings.HasPrefix(t, "BUILD FAILED") || strings.HasPrefix(t, "BUILD SUCCESSFUL") ||
-			t == "BUILD FAILURE" || t == "BUILD SUCCESS" || t == "Build FAILED." || t == "Build succeeded."
+		return strings.HasPrefix(t, "BUILD FAILED") || strings.HasPrefix(t, "BUILD SUCCESSFUL")
 	case '[':
 		for _, level := range [...]string{"[INFO] ", "[ERROR] ", "[WARNING] "} {
 			if r, ok := strings.CutPrefix(t, level); ok {
@@ -285,10 +273,7 @@ func isJVMOrDotnetOrSwiftSummary(t string) bool {
 	case 'F', 'P':
 		return (strings.HasPrefix(t, "Failed!") || strings.HasPrefix(t, "Passed!")) && strings.Contains(t, " - Failed: ")
 	case 'E':
-		// XCTest's "Executed 12 tests, with 1 failure …", Bazel's "Executed 12
-		// out of 12 tests: 11 tests pass and 1 fails locally."
-		return strings.HasPrefix(t, "Executed ") && strings.Contains(t, " test") &&
-			(strings.Contains(t, " failure") || strings.Contains(t, " out of "))
+		return strings.HasPrefix(t, "Executed ") && strings.Contains(t, " test") && strings.Contains(t, " failure")
 	}
 	return false
 }
@@ -531,14 +516,6 @@ func isFailingTest(l string) bool {
 		}
 		// dotnet test (vstest's console logger): "Failed Ns.CartTests.Sums [12 ms]".
 		if strings.HasPrefix(lt, "Failed ") && endsWithBracketDuration(lt) {
-			return true
-		}
-		// turbo: "Failed:    web#test".
-		if strings.HasPrefix(lt, "Failed:") && strings.IndexByte(lt, '#') > 0 {
-			return true
-		}
-	case '/': // Bazel: "//pkg:test     FAILED in 2.1s"
-		if strings.HasPrefix(lt, "//") && (strings.Contains(lt, " FAILED in ") || strings.HasSuffix(lt, " FAILED") || strings.Contains(lt, " TIMEOUT in ")) {
 			return true
 		}
 	case '-':
@@ -934,7 +911,7 @@ func hasErrorPrefix(t string) bool {
 		// Java's uncaught exception, docker's daemon, Python's bare
 		// `raise Exception("…")`.
 		return strings.HasPrefix(t, "Exception in thread ") || strings.HasPrefix(t, "Error response from daemon: ") ||
-			strings.HasPrefix(t, "Exception: ") || strings.HasPrefix(t, "ERR_PNPM_")
+			strings.HasPrefix(t, "Exception: ")
 	case 'A':
 		// The AWS CLI: "An error occurred (AccessDenied) when calling the PutObject operation: …".
 		return strings.HasPrefix(t, "An error occurred (")
@@ -956,10 +933,7 @@ func hasErrorPrefix(t string) bool {
 		// Flutter: "══╡ EXCEPTION CAUGHT BY WIDGETS LIBRARY ╞═══…".
 		return strings.HasPrefix(t, "══╡ EXCEPTION CAUGHT BY ")
 	case 'n':
-		return strings.HasPrefix(t, "npm ERR! ") || strings.HasPrefix(t, "npm error ") || // npm 6-9, npm 10
-			strings.HasPrefix(t, "ninja: build stopped")
-	case '-':
-		return strings.HasPrefix(t, "-- Configuring incomplete") // CMake
+		return strings.HasPrefix(t, "npm ERR! ") || strings.HasPrefix(t, "npm error ") // npm 6-9, npm 10
 	case '*':
 		// Elixir: "** (ArgumentError) argument error", "** (EXIT from #PID<0.1.0>) shutdown".
 		return strings.HasPrefix(t, "** (") && len(t) > 4 && t[4] >= 'A' && t[4] <= 'Z'
@@ -1148,20 +1122,6 @@ func digitsBefore(s string) int {
 // two byte scans instead of six substring searches, in the hottest
 // predicate of the diagnostic classifier. Without rror (t holds neither
 // "rror" nor "RROR") only "fatal:" and "panic:" are looked for.
-// codedError reports whether t ends in "error " and a code of one to four
-// capitals and digits: "… error CS0103".
-func codedError(t string) bool {
-	d := len(t) - digitsBefore(t)
-	if d == len(t) {
-		return false
-	}
-	u := 0
-	for u < 4 && d-u > 0 && t[d-u-1] >= 'A' && t[d-u-1] <= 'Z' {
-		u++
-	}
-	return u > 0 && d-u >= 6 && t[d-u-6:d-u] == "error "
-}
-
 func hasErrorWord(t string, rror bool) bool {
 	for off := 0; ; {
 		k := strings.IndexByte(t[off:], ':')
@@ -1173,12 +1133,9 @@ func hasErrorWord(t string, rror bool) bool {
 			if w := t[k-5 : k]; rror && (w == "error" || w == "Error" || w == "ERROR") {
 				return true
 			}
-			// A compiler's coded error: TypeScript's "src/a.ts(12,5):
-			// error TS2322: …" (under --pretty "src/a.ts:12:5 - error
-			// TS2322: …"), C#'s and MSBuild's "error CS0103:", "error
-			// MSB3073:", NuGet's "error NU1101:", MSVC's "error C2065:" and
-			// "error LNK2019:".
-			if rror && codedError(t[:k]) {
+			// TypeScript's compiler: "src/a.ts(12,5): error TS2322: …"
+			// and, under --pretty, "src/a.ts:12:5 - error TS2322: …".
+			if d := k - digitsBefore(t[:k]); rror && d < k && d >= 8 && t[d-8:d] == "error TS" {
 				return true
 			}
 			// "fatal:" and "panic:" after a prompt or a tree

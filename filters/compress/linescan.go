@@ -196,9 +196,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'S':
 		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [")
 	case 'B':
-		return strings.HasPrefix(t, "BUILD ") || strings.HasPrefix(t, "Build ")
-	case '*':
-		return strings.HasPrefix(t, "** ")
+		return strings.HasPrefix(t, "BUILD ")
 	case 'Y':
 		return strings.HasPrefix(t, "Your code has been rated at ")
 	case 'C':
@@ -224,7 +222,7 @@ func (s lineScan) mayBeSummary() bool {
 		// ("tests/a.py", "testenv/body.go:21:").
 		return strings.HasPrefix(t, "test result:") || strings.HasPrefix(t, "tests finished:")
 	case 'T':
-		return strings.HasPrefix(t, "Test") || strings.HasPrefix(t, "Tasks:")
+		return strings.HasPrefix(t, "Test")
 	case 'F':
 		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!")
 	}
@@ -260,7 +258,7 @@ func (s lineScan) mayBeExitNotice() bool {
 // start (trimmed) or end with; passFirst and passLast the same for
 // isPassingTest.
 var (
-	failFirst = setOf("FE-rt_0123456789(/")
+	failFirst = setOf("FE-rt_0123456789(")
 	failLast  = setOf("LRD)")
 	passFirst = setOf("PSX-=tA?(")
 	passLast  = setOf("kdeDL)")
