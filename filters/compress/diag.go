@@ -80,8 +80,14 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	inPasses := false // inside pytest's "PASSES" section (output of passing tests, -rA)
 	commitLine := -2  // the last git commit summary line
 	textOutcomes := 0
-	errMessage := -2   // the last vstest "Error Message:" label
-	failedHeader := -2 // the last minitest "  1) Failure:" header
+	// opener is the last line that says the next one names what failed:
+	// minitest's "  1) Failure:" (the test, rank 1), vstest's "Error
+	// Message:" and a Rust panic's or a Flutter exception's first line
+	// (opensMessage: the error, rank 2).
+	opener := struct {
+		at   int
+		rank int
+	}{at: -2}
 	// A status table (kubectl get pods, gh pr checks, docker ps): its
 	// failed rows are read, in the outputs that open as a table.
 	tabular := logKind && looksTabular(p.allViews())
@@ -150,34 +156,29 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
 			}
-		case test && i == failedHeader+1:
-			// minitest names the test on the line after its numbered
-			// header: "  2) Failure:" then "CartTest#test_total
-			// [test/cart_test.rb:12]:".
-			p.set(i, tierCritical, 1, catOut)
+		case i == opener.at+1:
+			// The line an opener announced, whatever its form: minitest's
+			// "CartTest#test_total [test/cart_test.rb:12]:", vstest's
+			// "Assert.Equal() Failure: Values differ", Rust's "index out
+			// of bounds: …".
+			if opener.rank == 1 {
+				p.set(i, tierCritical, 1, catOut)
+			} else if seenErr.add(collapsedHash(l)) {
+				p.set(i, tierFill, 0, catRepeat)
+			} else {
+				p.set(i, tierCritical, 2, catOut)
+			}
 		case test && s.mayBeFailingTest() && isFailingTest(l):
 			p.set(i, tierCritical, 1, catOut)
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			}
 			if t := trimRight(l); strings.HasSuffix(t, ") Failure:") || strings.HasSuffix(t, ") Error:") {
-				failedHeader = i
-			}
-		case i == errMessage+1:
-			// vstest (dotnet test) writes a failure's assertion under an
-			// "Error Message:" label, in the words of the test framework
-			// ("Assert.Equal() Failure: Values differ"), and Rust and
-			// Flutter a panic's or an exception's message on the line
-			// after it (opensMessage): the error line of that failure,
-			// whatever its form.
-			if seenErr.add(collapsedHash(l)) {
-				p.set(i, tierFill, 0, catRepeat)
-			} else {
-				p.set(i, tierCritical, 2, catOut)
+				opener.at, opener.rank = i, 1
 			}
 		case test && s.startsWith('E') && strings.TrimSpace(l) == "Error Message:":
 			p.set(i, tierHigh, 0, catOut)
-			errMessage = i
+			opener.at, opener.rank = i, 2
 		case s.mayBeChainNotice() && isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
@@ -196,7 +197,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			outcome(i, l, 1)
 		case isErrorOrLogError(l, s.bits, logKind):
 			if opensMessage(l) {
-				errMessage = i
+				opener.at, opener.rank = i, 2
 			}
 			if seenErr.add(collapsedHash(l)) {
 				if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "Traceback (most recent call last)") {

@@ -173,9 +173,9 @@ func (s lineScan) mayBeSummary() bool {
 	// every other summary starts with what its first byte says.
 	m := s.bits
 	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') && strings.Contains(s.t, "xample") || s.mayBeExitNotice() ||
-		m.has('0') && m.has('i') && m.has('n') && (m.has('p') && m.has('d') || m.has('f') && m.has('d') || m.has('r') && m.has('o')) && labelledCount(s.t) {
-		// labelledCount reads the count's word too: a line that only has a
-		// digit near its start ("1. Install the package") is turned away.
+		m.has('0') && m.has('i') && m.has('n') && (m.has('p') && m.has('d') || m.has('f') && m.has('d') || m.has('r') && m.has('o')) && isLabelledCountSummary(s.t) {
+		// The predicate itself: it reads at most 33 bytes to the count and
+		// the count's word ("1. Install the package" stops there).
 		// The letters alone pass a traceback's frame lines ("File
 		// \"/app/x.py\", line 12, in f"); one search spares them
 		// isSummaryLine, which every kind now asks.
@@ -225,22 +225,6 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "Test")
 	case 'F':
 		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!")
-	}
-	return false
-}
-
-// labelledCount gates isLabelledCountSummary: the line's first digit is
-// within its first 33 bytes, after a space, and its count is of passed,
-// failed or errors.
-func labelledCount(t string) bool {
-	for i := 1; i < len(t) && i <= 32; i++ {
-		if isDigit(t[i]) {
-			if t[i-1] != ' ' {
-				return false
-			}
-			r := t[i+digits(t[i:]):]
-			return strings.HasPrefix(r, " passed") || strings.HasPrefix(r, " failed") || strings.HasPrefix(r, " error")
-		}
 	}
 	return false
 }
