@@ -50,28 +50,32 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		}
 		k := strings.TrimSuffix(l, "\r")
 		blank := isBlank(k)
-		// The classifiers read a line and the same line without its \r
-		// alike but for a few suffix tests; share them only when equal.
-		shared := len(k) == len(l)
-		var failing, summary, known bool
+		askVerdict := verdict && !failed && len(l) <= 2000
+		if (len(k) > MaxKeyLineBytes || blank) && !askVerdict {
+			continue
+		}
 		// One scan of the line gates every predicate below (linescan.go),
 		// as in the classifiers: history reads every line of every old
 		// result this way (issue 23).
-		var sl lineScan
-		if verdict && !failed && len(l) <= 2000 {
-			sl = scanLine(l)
+		sl := scanLine(l)
+		var failing, summary bool
+		if askVerdict {
 			failed, failing, summary = lineFailsIn(l, sl)
-			known = true
 		}
 		if len(k) > MaxKeyLineBytes || blank {
 			continue
 		}
-		key := false
-		if known && shared {
+		var key bool
+		switch {
+		case len(k) != len(l):
+			// The classifiers read a line and the same line without its
+			// \r alike but for a few suffix tests: k gets its own scan.
+			key = isKeyLineIn(k, scanLine(k))
+		case askVerdict:
 			key = failing || summary || isErrorLineIn(k, sl.bits) && !strings.Contains(k, "Traceback (most recent call last)") ||
 				sl.startsWith('[') && isCommitSummary(k)
-		} else {
-			key = isKeyLineIn(k, scanLine(k))
+		default:
+			key = isKeyLineIn(k, sl)
 		}
 		if !key {
 			continue

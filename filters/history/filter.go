@@ -227,8 +227,13 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 		callsAt[call.Message] = append(callsAt[call.Message], i)
 	}
 	rewrites := make([][]rewrite, len(groups))
-	for g := range groups {
-		rewrites[g] = f.rewriteGroup(c, &groups[g], callsAt[groups[g].callMessage])
+	summarised := make([]bool, len(groups))
+	summary := func(g int) int {
+		if !summarised[g] {
+			rewrites[g] = f.rewriteGroup(c, &groups[g], callsAt[groups[g].callMessage])
+			summarised[g] = true
+		}
+		return groups[g].saved
 	}
 	head := setStarts(c, groups)
 	prices, ok := PricesFor(f.opts.CostModel, c.Dialect)
@@ -236,7 +241,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 		prices = PricesNoCache
 	}
 	middle := make([][]rewrite, len(groups))
-	pl := planner{groups: groups, points: points, b: b, keep: f.opts.KeepRecent, prices: prices, head: head, urgentOnly: !f.canKeep()}
+	pl := planner{groups: groups, summary: summary, points: points, b: b, keep: f.opts.KeepRecent, prices: prices, head: head, urgentOnly: !f.canKeep()}
 	if f.opts.MiddleRatio > 1 {
 		pl.middle = func(g int) int {
 			if !groups[g].midKnown {
@@ -248,7 +253,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 	}
 	p := pl.plan()
 	if f.opts.Force {
-		p = forceCut(p, groups, b, f.opts.KeepRecent)
+		p = pl.forceCut(p)
 		p.mid = max(p.mid, p.cut)
 	}
 	f.Stats.Step = p.steps
@@ -274,6 +279,7 @@ func (f *Filter) tier(c *wire.Conversation) ([]wire.Edit, []pipeline.Change, int
 		}
 	}
 	for g := 0; g < p.cut; g++ {
+		summary(g) // the plan has read every group before its cut; this is a no-op
 		for _, rw := range rewrites[g] {
 			edits = append(edits, rw.edits...)
 			f.keep(rw.kept)

@@ -96,11 +96,16 @@ type point struct {
 // replica, with no state kept between requests.
 type planner struct {
 	groups []group
-	points []point
-	b      budget
-	keep   int // results kept whole unless the window forces fewer
-	prices Prices
-	head   int // the bytes outside the message list (tools, system)
+	// summary returns group g's summary saving (group.saved), computing
+	// it on first use: most of a long conversation's groups stay whole,
+	// and summarising them only to learn what they would save was a
+	// quarter of a new request's CPU. nil: the groups' saved fields.
+	summary func(g int) int
+	points  []point
+	b       budget
+	keep    int // results kept whole unless the window forces fewer
+	prices  Prices
+	head    int // the bytes outside the message list (tools, system)
 	// middle returns group g's middle-tier saving (computing it on first
 	// use); nil turns the middle tier off.
 	middle func(g int) int
@@ -130,10 +135,9 @@ func (pl planner) plan() plan {
 	}
 	groups, b := pl.groups, pl.b
 	p.size = pl.points[len(pl.points)-1].size
-	saved := make([]int, len(groups)+1) // saved[g]: bytes out when groups < g are summarised
+	savedTo := pl.savedTo()
 	results := make([]int, len(groups)+1)
 	for g, gr := range groups {
-		saved[g+1] = saved[g] + gr.saved
 		results[g+1] = results[g] + gr.last - gr.first + 1
 	}
 	midSum := func(from, to int) int {
@@ -152,19 +156,19 @@ func (pl planner) plan() plan {
 		for done < len(groups) && groups[done].end <= pt.msg {
 			done++
 		}
-		cur := pt.size - saved[p.cut] - curMid
+		cur := pt.size - savedTo(p.cut) - curMid
 		urgent := b.hard > 0 && cur > b.hard
 		if !urgent && (pl.urgentOnly || cur <= next || i == lastStep+1) {
 			continue
 		}
 		// Summaries, keeping keep results whole.
 		c := p.cut
-		for c < done && results[done]-results[c+1] >= pl.keep && pt.size-saved[c] > b.target {
+		for c < done && results[done]-results[c+1] >= pl.keep && pt.size-savedTo(c) > b.target {
 			c++
 		}
 		m := max(p.mid, c)
 		mid := midSum(c, m)
-		size := pt.size - saved[c] - mid
+		size := pt.size - savedTo(c) - mid
 		// Recent results stay whole whenever the window allows it (seed
 		// 003). When even with every older result summarised the request
 		// would not fit, the older of them go to the middle tier, oldest
@@ -189,7 +193,7 @@ func (pl planner) plan() plan {
 				}
 				c++
 				m = max(m, c)
-				size = pt.size - saved[c] - mid
+				size = pt.size - savedTo(c) - mid
 			}
 		}
 		if c == p.cut && m == p.mid {
@@ -206,7 +210,7 @@ func (pl planner) plan() plan {
 			if c > p.cut {
 				changed = p.cut
 			}
-			prefix := groups[changed].start - saved[min(changed, p.cut)] - midSum(p.cut, min(changed, p.mid))
+			prefix := groups[changed].start - savedTo(min(changed, p.cut)) - midSum(p.cut, min(changed, p.mid))
 			if pl.prices.Explicit {
 				prefix = min(prefix, pl.head)
 			}
@@ -230,6 +234,23 @@ func (pl planner) plan() plan {
 	return p
 }
 
+// savedTo returns a function of g: the bytes out when the groups before
+// g are summarised, asking pl.summary only for the groups it needs.
+func (pl planner) savedTo() func(g int) int {
+	summary := pl.summary
+	if summary == nil {
+		summary = func(g int) int { return pl.groups[g].saved }
+	}
+	saved := make([]int, 1, len(pl.groups)+1) // saved[g]: bytes out when groups < g are summarised
+	return func(g int) int {
+		for len(saved) <= g {
+			k := len(saved) - 1
+			saved = append(saved, saved[k]+summary(k))
+		}
+		return saved[g]
+	}
+}
+
 // Estimate is the request's size as the tiers count it: bytes, less the
 // thinking blocks of earlier turns the provider drops. Divide by four for
 // tokens.
@@ -244,11 +265,10 @@ func Estimate(c *wire.Conversation) int {
 // forceCut moves the cut of p further, at the request's own size, until it
 // reaches the target or only keep results are left after it: the overflow
 // ladder's rung, for a request the provider refused.
-func forceCut(p plan, groups []group, b budget, keep int) plan {
-	saved, results := 0, 0
-	for g := 0; g < p.cut; g++ {
-		saved += groups[g].saved
-	}
+func (pl planner) forceCut(p plan) plan {
+	groups, b, keep := pl.groups, pl.b, pl.keep
+	savedTo := pl.savedTo()
+	saved, results := savedTo(p.cut), 0
 	for g := range groups {
 		results += groups[g].last - groups[g].first + 1
 	}
@@ -262,7 +282,7 @@ func forceCut(p plan, groups []group, b budget, keep int) plan {
 		if after-n < keep {
 			break
 		}
-		saved += groups[c].saved
+		saved = savedTo(c + 1)
 		after -= n
 		c++
 	}
