@@ -146,3 +146,38 @@ func TestKeepRecentAdapts(t *testing.T) {
 		}
 	}
 }
+
+// The planner asks for a group's summary only when it prices it: on a
+// long conversation cut once, the groups well after the cut are never
+// summarised, and the plan is the one the eager savings give.
+func TestPlanSummarisesOnlyWhatItPrices(t *testing.T) {
+	cv := convo{turns: 40, head: 10000, grow: 6000, keepBytes: 300}
+	b := budget{trigger: 120000, target: 60000, spacing: 60000, hard: 4_000_000}
+	eager := cv.planner(b, 3, PricesNoCache)
+	want := eager.plan()
+	lazy := cv.planner(b, 3, PricesNoCache)
+	asked := map[int]bool{}
+	lazy.summary = func(g int) int {
+		asked[g] = true
+		return lazy.groups[g].saved
+	}
+	got := lazy.plan()
+	if got != want {
+		t.Fatalf("lazy plan %+v, eager %+v", got, want)
+	}
+	if got.cut == 0 || got.cut >= len(lazy.groups)-3 {
+		t.Fatalf("cut %d of %d groups: the case needs a cut well before the end", got.cut, len(lazy.groups))
+	}
+	last := -1
+	for g := range asked {
+		last = max(last, g)
+	}
+	if last >= got.cut+1 {
+		t.Errorf("summarised groups up to %d for a cut at %d: the groups after it were summarised only to be priced", last, got.cut)
+	}
+	for g := range got.cut {
+		if !asked[g] {
+			t.Errorf("group %d is before the cut (%d) but was never summarised", g, got.cut)
+		}
+	}
+}
