@@ -164,6 +164,10 @@ func FuzzLineGates(f *testing.F) {
 	f.Add("test result: FAILED. 1 passed; 1 failed")
 	f.Add("Process exited with EXIT CODE 2")
 	f.Add("PASS")
+	f.Add("[warn] Code style issues found in 3 files.")
+	f.Add("web1 : ok=3 changed=0 unreachable=0 failed=1")
+	f.Add("SUMMARY: AddressSanitizer: x")
+	f.Add("==1== Invalid read of size 4")
 	f.Fuzz(func(t *testing.T, l string) {
 		if !strings.Contains(l, "\n") {
 			checkGates(t, l)

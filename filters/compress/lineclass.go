@@ -165,6 +165,9 @@ func isSummaryLine(l string) bool {
 			return true
 		}
 	}
+	if isToolOutcome(t) {
+		return true
+	}
 	if !summaryStart[t[0]] {
 		// Every pattern below but three starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests
@@ -249,6 +252,39 @@ func isSummaryLine(l string) bool {
 		}
 	}
 	return isExitNotice(t) || isLabelledCountSummary(t)
+}
+
+// isToolOutcome matches the line a tool that is not a test runner ends
+// its run with, when it says how the run went: Prettier's "[warn] Code
+// style issues found in 3 files. Run Prettier with --write to fix.",
+// CMake's "-- Configuring incomplete, errors occurred!", a sanitizer's
+// "SUMMARY: AddressSanitizer: heap-buffer-overflow /app/a.c:8:10 in main",
+// systemctl status's "Active: failed (Result: exit-code) since …" and a row
+// of Ansible's PLAY RECAP ("web1 : ok=31 changed=0 unreachable=0
+// failed=1 …").
+func isToolOutcome(t string) bool {
+	switch t[0] {
+	case '[':
+		return strings.HasPrefix(t, "[warn] Code style issues found in ") || strings.HasPrefix(t, "[warn] Code style issues found in the above file")
+	case '-':
+		return strings.HasPrefix(t, "-- Configuring incomplete, errors occurred!") || strings.HasPrefix(t, "-- Generating incomplete")
+	case 'S':
+		return strings.HasPrefix(t, "SUMMARY: ") && strings.Contains(t[len("SUMMARY: "):min(len(t), 40)], "Sanitizer: ")
+	case 'A':
+		return strings.HasPrefix(t, "Active: ") && strings.Contains(t, " since ") && strings.Contains(t, " (")
+	}
+	return isAnsibleRecapRow(t)
+}
+
+// isAnsibleRecapRow matches a host's row of Ansible's PLAY RECAP: "host :
+// ok=N changed=N unreachable=N failed=N …".
+func isAnsibleRecapRow(t string) bool {
+	i := strings.Index(t, " : ok=")
+	if i <= 0 {
+		return false
+	}
+	r := t[i+len(" : ok="):]
+	return digits(r) > 0 && strings.Contains(r, " unreachable=") && strings.Contains(r, " failed=")
 }
 
 // isJVMOrDotnetOrSwiftSummary matches the run summaries of Gradle ("BUILD
@@ -949,8 +985,42 @@ func hasErrorPrefix(t string) bool {
 		return isShellError(t)
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return isESLintError(t)
+	case '=':
+		return isValgrindError(t)
 	}
 	return false
+}
+
+// valgrindErrors open the reports valgrind's Memcheck writes, after the
+// "==pid== " every line of its own carries (valgrind.org, Memcheck's
+// manual, "Explanation of error messages from Memcheck"), and the leak
+// check's "definitely lost" record.
+var valgrindErrors = [...]string{
+	"Invalid read of size ", "Invalid write of size ", "Invalid free()", "Mismatched free()",
+	"Conditional jump or move depends on uninitialised value", "Use of uninitialised value of size ",
+	"Syscall param ", "Source and destination overlap in ", "Process terminating with default action of signal ",
+	"Argument 'size' of function ",
+}
+
+// isValgrindError matches a Memcheck error report's first line:
+// "==12345== Invalid read of size 4", "==7== 40 bytes in 1 blocks are
+// definitely lost in loss record 1 of 1".
+func isValgrindError(t string) bool {
+	r, ok := strings.CutPrefix(t, "==")
+	if !ok {
+		return false
+	}
+	d := digits(r)
+	if d == 0 || !strings.HasPrefix(r[d:], "== ") {
+		return false
+	}
+	r = r[d+3:]
+	for _, e := range valgrindErrors {
+		if strings.HasPrefix(r, e) {
+			return true
+		}
+	}
+	return strings.Contains(r, " are definitely lost in loss record ")
 }
 
 // isToolError matches a command-line tool's report, "tool: what failed",

@@ -173,6 +173,7 @@ func (s lineScan) mayBeSummary() bool {
 	// every other summary starts with what its first byte says.
 	m := s.bits
 	if m.has('x') && m.has(',') && m.has('f') && m.has('m') && m.has('p') && m.has('l') && strings.Contains(s.t, "xample") || s.mayBeExitNotice() ||
+		m.has('=') && m.has('k') && m.has('u') && m.has(':') && strings.Contains(s.t, " : ok=") ||
 		m.has('0') && m.has('i') && m.has('n') && (m.has('p') && m.has('d') || m.has('f') && m.has('d') || m.has('r') && m.has('o')) && isLabelledCountSummary(s.t) {
 		// The predicate itself: it reads at most 33 bytes to the count and
 		// the count's word ("1. Install the package" stops there).
@@ -194,7 +195,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'e':
 		return strings.HasPrefix(t, "error: ")
 	case 'S':
-		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [")
+		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [") || strings.HasPrefix(t, "SUMMARY: ")
 	case 'B':
 		return strings.HasPrefix(t, "BUILD ")
 	case 'Y':
@@ -202,7 +203,11 @@ func (s lineScan) mayBeSummary() bool {
 	case 'C':
 		return strings.HasPrefix(t, "Checked ")
 	case '[':
-		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ")
+		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ")
+	case '-':
+		return strings.HasPrefix(t, "-- Configuring incomplete") || strings.HasPrefix(t, "-- Generating incomplete")
+	case 'A':
+		return strings.HasPrefix(t, "Active: ")
 	case '#':
 		return strings.HasPrefix(t, "# ")
 	case 'D':
