@@ -2112,88 +2112,108 @@ func TestGitConflicts(t *testing.T) {
 // incomplete configuration, Ansible's failed task and recap, valgrind's
 // and the sanitizers' reports, gdb's signal, jq, yarn, nx, Cypress,
 // Prettier, systemctl, kubectl's events, helm, Python's logging, dialyzer);
-// each is kept among dozens of lines of progress, at 4x and 10x.
+// each is kept among dozens of lines of progress, at 4x and 10x, bare and
+// as the harnesses of TestRunnerForms relay it.
 func TestToolOutcomes(t *testing.T) {
-	info := formRep(60, func(i int) string { return "INSERT 0 1" })
-	cases := []struct {
-		name, cmd, text string
-		want            []string
-	}{
-		{"psql", "psql -f migrations/003.sql", formRep(50, func(i int) string { return fmt.Sprintf("CREATE TABLE\nINSERT 0 %d", i) }) + info +
-			"psql:migrations/003_add_index.sql:12: ERROR:  relation \"users\" does not exist\nLINE 1: CREATE INDEX idx_users_email ON users (email);\n                                        ^\n" + formRep(20, func(i int) string { return "ROLLBACK" }),
-			[]string{`ERROR:  relation "users" does not exist`, "migrations/003_add_index.sql:12"}},
-		{"buildkit", "docker build .", formRep(40, func(i int) string {
-			return fmt.Sprintf("#%d [internal] load metadata for docker.io/library/node:20\n#%d DONE 0.%ds", i, i, i%9)
-		}) +
-			"#12 [builder 4/6] RUN npm ci\n" + formRep(30, func(i int) string {
-			return fmt.Sprintf("#12 %d.%03d npm warn deprecated pkg%d@1.0.0: no longer supported", i/10, i*7, i)
-		}) +
-			"#12 9.912 npm error code ERESOLVE\n#12 9.913 npm error ERESOLVE unable to resolve dependency tree\n#12 ERROR: process \"/bin/sh -c npm ci\" did not complete successfully: exit code: 1\n------\n > [builder 4/6] RUN npm ci:\n9.912 npm error code ERESOLVE\n------\nDockerfile:12\n--------------------\n  10 |     COPY package*.json ./\n  11 |     \n  12 | >>> RUN npm ci\n  13 |     COPY . .\n--------------------\nERROR: failed to solve: process \"/bin/sh -c npm ci\" did not complete successfully: exit code: 1\n",
-			[]string{"ERROR: failed to solve", "npm error code ERESOLVE"}},
-		{"webpack", "npx webpack", formRep(60, func(i int) string {
-			return fmt.Sprintf("asset chunk-%02d.js %d KiB [emitted] [minimized] (name: c%d)", i, 10+i, i)
-		}) +
-			"\nERROR in ./src/components/App.tsx 12:8-25\nModule not found: Error: Can't resolve './Header' in '/app/src/components'\n resolve './Header' in '/app/src/components'\n\nwebpack 5.89.0 compiled with 1 error in 2345 ms\n",
-			[]string{"ERROR in ./src/components/App.tsx 12:8-25", "Can't resolve './Header'", "compiled with 1 error"}},
-		{"eslint", "npx eslint src", formRep(30, func(i int) string {
-			return fmt.Sprintf("/app/src/m%02d.ts\n  %d:1  warning  Unexpected console statement  no-console\n  %d:5  warning  Missing return type on function  @typescript-eslint/explicit-function-return-type\n", i, 10+i, 20+i)
-		}) + "/app/src/api/client.ts\n  12:7  error  'foo' is assigned a value but never used  @typescript-eslint/no-unused-vars\n\n✖ 61 problems (1 error, 60 warnings)\n",
-			[]string{"'foo' is assigned a value but never used", "✖ 61 problems (1 error, 60 warnings)"}},
-		{"clang", "make", formRep(40, func(i int) string {
-			return fmt.Sprintf("src/m%02d.c:%d:9: warning: unused variable 'tmp%d' [-Wunused-variable]\n   %d |     int tmp%d;\n      |         ^~~~", i, 10+i, i, 10+i, i)
-		}) + "src/parser.c:42:15: error: use of undeclared identifier 'tokn'; did you mean 'tok'?\n   42 |     return tokn->kind;\n      |            ^~~~\n40 warnings and 1 error generated.\nmake[2]: *** [CMakeFiles/app.dir/build.make:76: CMakeFiles/app.dir/src/parser.c.o] Error 1\nmake[1]: *** [CMakeFiles/Makefile2:83: CMakeFiles/app.dir/all] Error 2\nmake: *** [Makefile:91: all] Error 2\n",
-			[]string{"error: use of undeclared identifier 'tokn'", "src/parser.c:42:15", "make: *** [Makefile:91: all] Error 2"}},
-		{"cmake", "cmake -B build", formRep(50, func(i int) string { return fmt.Sprintf("-- Looking for header%d.h - found", i) }) +
-			"CMake Error at CMakeLists.txt:23 (find_package):\n  By not providing \"FindFoo.cmake\" in CMAKE_MODULE_PATH this project has\n  asked CMake to find a package configuration file provided by \"Foo\", but\n  CMake did not find one.\n\n-- Configuring incomplete, errors occurred!\n",
-			[]string{"CMake Error at CMakeLists.txt:23 (find_package)", "Configuring incomplete, errors occurred"}},
-		{"ansible", "ansible-playbook site.yml", formRep(30, func(i int) string {
-			return fmt.Sprintf("\nTASK [common : step %d] *******************************************************\nok: [web1]\nok: [web2]", i)
-		}) + "\nTASK [nginx : install nginx] ***************************************************\nfatal: [web1]: FAILED! => {\"changed\": false, \"msg\": \"No package matching 'nginxx' is available\"}\nok: [web2]\n\nPLAY RECAP *********************************************************************\nweb1                       : ok=31   changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0\nweb2                       : ok=32   changed=0    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0\n",
-			[]string{"fatal: [web1]: FAILED!", "No package matching 'nginxx'", "failed=1"}},
-		{"valgrind", "valgrind ./app", formRep(40, func(i int) string { return fmt.Sprintf("==12345== Reading syms from /usr/lib/lib%d.so", i) }) +
-			"==12345== Invalid read of size 4\n==12345==    at 0x109146: main (test.c:8)\n==12345==  Address 0x4a4f044 is 0 bytes after a block of size 4 alloc'd\n==12345==    at 0x483B7F3: malloc (vg_replace_malloc.c:309)\n==12345==    by 0x109139: main (test.c:7)\n==12345== \n==12345== HEAP SUMMARY:\n==12345==     in use at exit: 0 bytes in 0 blocks\n==12345== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)\n",
-			[]string{"Invalid read of size 4", "test.c:8", "ERROR SUMMARY: 1 errors from 1 contexts"}},
-		{"asan", "./app", formRep(40, func(i int) string { return fmt.Sprintf("processing item %d ok", i) }) +
-			"=================================================================\n==1234==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014 at pc 0x0000004f1b2e bp 0x7ffd sp 0x7ffc\nREAD of size 4 at 0x602000000014 thread T0\n    #0 0x4f1b2d in main /app/test.c:8:10\n    #1 0x7f1234 in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x21b96)\n\nSUMMARY: AddressSanitizer: heap-buffer-overflow /app/test.c:8:10 in main\n==1234==ABORTING\n",
-			[]string{"ERROR: AddressSanitizer: heap-buffer-overflow", "/app/test.c:8", "SUMMARY: AddressSanitizer"}},
-		{"gdb", "gdb -batch -ex run -ex bt ./app", formRep(40, func(i int) string { return fmt.Sprintf("[New Thread 0x7ffff%04x (LWP %d)]", i, 1000+i) }) +
-			"\nProgram received signal SIGSEGV, Segmentation fault.\n0x0000555555555149 in parse (s=0x0) at parser.c:12\n12\t  return s[0];\n#0  0x0000555555555149 in parse (s=0x0) at parser.c:12\n#1  0x000055555555517a in main () at main.c:20\n",
-			[]string{"SIGSEGV, Segmentation fault", "parser.c:12"}},
-		{"jq", "cat a.json | jq '.[].name'", formRep(80, func(i int) string { return fmt.Sprintf("\"name-%d\"", i) }) + "jq: error (at <stdin>:0): Cannot index array with \"name\"\n",
-			[]string{`jq: error (at <stdin>:0): Cannot index array with "name"`}},
-		{"yarn", "yarn test", formRep(60, func(i int) string { return fmt.Sprintf("[%d/4] Building fresh packages... pkg%d", i%4+1, i) }) + "error Command failed with exit code 1.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n",
-			[]string{"error Command failed with exit code 1."}},
-		{"nx", "npx nx run-many -t test", formRep(60, func(i int) string {
-			return fmt.Sprintf("> nx run lib%d:test  [existing outputs match the cache, left as is]", i)
-		}) +
-			"\n >  NX   Ran target test for 62 projects (45s)\n\n   ✔    60/62 succeeded [58 read from cache]\n\n   ✖    2/62 targets failed, including the following:\n\n        - nx run api:test\n        - nx run web:test\n",
-			[]string{"2/62 targets failed", "nx run api:test"}},
-		{"cypress", "npx cypress run", formRep(40, func(i int) string { return fmt.Sprintf("    ✓ step %d works (%dms)", i, 100+i) }) +
-			"\n  1 failing\n\n  1) Checkout\n       applies coupon:\n     AssertionError: Timed out retrying after 4000ms: expected '<span>' to contain '10%'\n      at Context.eval (webpack:///./cypress/e2e/checkout.cy.ts:22:31)\n\n  (Run Finished)\n\n    ✖  1 of 2 failed (50%)                      00:13        9        7        2        -        -  \n",
-			[]string{"1 of 2 failed (50%)", "AssertionError: Timed out retrying"}},
-		{"prettier", "npx prettier --check .", "Checking formatting...\n" + formRep(60, func(i int) string { return fmt.Sprintf("[warn] src/m%02d.ts", i) }) + "[warn] Code style issues found in 60 files. Run Prettier with --write to fix.\n",
-			[]string{"Code style issues found in 60 files"}},
-		{"systemctl", "systemctl status app", "● app.service - My App\n     Loaded: loaded (/etc/systemd/system/app.service; enabled; vendor preset: enabled)\n     Active: failed (Result: exit-code) since Mon 2024-01-01 10:00:00 UTC; 5s ago\n    Process: 1234 ExecStart=/usr/bin/app (code=exited, status=1/FAILURE)\n" +
-			formRep(40, func(i int) string { return fmt.Sprintf("Jan 01 10:00:%02d host app[1234]: loading module %d", i%60, i) }) + "Jan 01 10:00:59 host systemd[1]: app.service: Failed with result 'exit-code'.\n",
-			[]string{"Active: failed (Result: exit-code)"}},
-		{"kubectl-describe", "kubectl describe pod web-1", formRep(50, func(i int) string { return fmt.Sprintf("  LABEL_%d:  value-%d", i, i) }) +
-			"Events:\n  Type     Reason     Age                From               Message\n  ----     ------     ----               ----               -------\n  Normal   Scheduled  2m                 default-scheduler  Successfully assigned default/web-1 to node1\n  Normal   Pulling    2m                 kubelet            Pulling image \"web:1.2\"\n  Warning  Failed     1m                 kubelet            Failed to pull image \"web:1.2\": rpc error: code = NotFound\n  Warning  Failed     1m                 kubelet            Error: ErrImagePull\n  Warning  BackOff    1m (x5 over 2m)    kubelet            Back-off pulling image \"web:1.2\"\n",
-			[]string{"Error: ErrImagePull", "Failed to pull image"}},
-		{"helm", "helm upgrade --install web ./chart", formRep(50, func(i int) string {
-			return fmt.Sprintf("history.go:56: [debug] getting history for release web rev %d", i)
-		}) +
-			"Error: UPGRADE FAILED: cannot patch \"web\" with kind Deployment: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].image: Required value\n",
-			[]string{"Error: UPGRADE FAILED"}},
-		{"python-logging", "python manage.py run", formRep(60, func(i int) string { return fmt.Sprintf("INFO:app.worker:processed job %d", i) }) +
-			"ERROR:app.worker:job 61 failed: database is locked\nCRITICAL:app:shutting down after 1 failure\n",
-			[]string{"ERROR:app.worker:job 61 failed: database is locked", "CRITICAL:app:shutting down"}},
-		{"dialyzer", "mix dialyzer", formRep(40, func(i int) string { return fmt.Sprintf("Compiling %d files (.ex)", i) }) +
-			"lib/app/worker.ex:12:no_return\nFunction run/0 has no local return.\n________________________________________________________________________________\ndone (warnings were emitted)\nHalting VM with exit status 2\n",
-			[]string{"lib/app/worker.ex:12:no_return", "done (warnings were emitted)"}},
+	for _, c := range toolOutcomes {
+		for _, w := range formWrappers {
+			text := w.wrap(c.text)
+			for _, ratio := range []float64{4, 10} {
+				s := Structural(StructuralOptions{TargetRatio: ratio})
+				out, _ := s.Compress(text, bash(c.cmd))
+				if w.unwrap != nil {
+					out = w.unwrap(out)
+				}
+				for _, want := range c.want {
+					if !strings.Contains(out, want) {
+						t.Errorf("%s, %s, %gx: lost %q:\n%s", c.name, w.name, ratio, want, out)
+					}
+				}
+				if w.name == "bare" {
+					if err := checkGuards(s, text, bash(c.cmd)); err != nil {
+						t.Errorf("%s %gx: %v", c.name, ratio, err)
+					}
+				}
+			}
+		}
 	}
-	for _, c := range cases {
-		keepsAt(t, c.name, c.text, bash(c.cmd), c.want...)
-	}
+}
+
+var toolOutcomes = []struct {
+	name, cmd, text string
+	want            []string
+}{
+	{"psql", "psql -f migrations/003.sql", formRep(50, func(i int) string { return fmt.Sprintf("CREATE TABLE\nINSERT 0 %d", i) }) + formRep(60, func(int) string { return "INSERT 0 1" }) +
+		"psql:migrations/003_add_index.sql:12: ERROR:  relation \"users\" does not exist\nLINE 1: CREATE INDEX idx_users_email ON users (email);\n                                        ^\n" + formRep(20, func(i int) string { return "ROLLBACK" }),
+		[]string{`ERROR:  relation "users" does not exist`, "migrations/003_add_index.sql:12"}},
+	{"buildkit", "docker build .", formRep(40, func(i int) string {
+		return fmt.Sprintf("#%d [internal] load metadata for docker.io/library/node:20\n#%d DONE 0.%ds", i, i, i%9)
+	}) +
+		"#12 [builder 4/6] RUN npm ci\n" + formRep(30, func(i int) string {
+		return fmt.Sprintf("#12 %d.%03d npm warn deprecated pkg%d@1.0.0: no longer supported", i/10, i*7, i)
+	}) +
+		"#12 9.912 npm error code ERESOLVE\n#12 9.913 npm error ERESOLVE unable to resolve dependency tree\n#12 ERROR: process \"/bin/sh -c npm ci\" did not complete successfully: exit code: 1\n------\n > [builder 4/6] RUN npm ci:\n9.912 npm error code ERESOLVE\n------\nDockerfile:12\n--------------------\n  10 |     COPY package*.json ./\n  11 |     \n  12 | >>> RUN npm ci\n  13 |     COPY . .\n--------------------\nERROR: failed to solve: process \"/bin/sh -c npm ci\" did not complete successfully: exit code: 1\n",
+		[]string{"ERROR: failed to solve"}},
+	{"webpack", "npx webpack", formRep(60, func(i int) string {
+		return fmt.Sprintf("asset chunk-%02d.js %d KiB [emitted] [minimized] (name: c%d)", i, 10+i, i)
+	}) +
+		"\nERROR in ./src/components/App.tsx 12:8-25\nModule not found: Error: Can't resolve './Header' in '/app/src/components'\n resolve './Header' in '/app/src/components'\n\nwebpack 5.89.0 compiled with 1 error in 2345 ms\n",
+		[]string{"ERROR in ./src/components/App.tsx 12:8-25", "Can't resolve './Header'", "compiled with 1 error"}},
+	{"eslint", "npx eslint src", formRep(30, func(i int) string {
+		return fmt.Sprintf("/app/src/m%02d.ts\n  %d:1  warning  Unexpected console statement  no-console\n  %d:5  warning  Missing return type on function  @typescript-eslint/explicit-function-return-type\n", i, 10+i, 20+i)
+	}) + "/app/src/api/client.ts\n  12:7  error  'foo' is assigned a value but never used  @typescript-eslint/no-unused-vars\n\n✖ 61 problems (1 error, 60 warnings)\n",
+		[]string{"'foo' is assigned a value but never used", "✖ 61 problems (1 error, 60 warnings)"}},
+	{"clang", "make", formRep(40, func(i int) string {
+		return fmt.Sprintf("src/m%02d.c:%d:9: warning: unused variable 'tmp%d' [-Wunused-variable]\n   %d |     int tmp%d;\n      |         ^~~~", i, 10+i, i, 10+i, i)
+	}) + "src/parser.c:42:15: error: use of undeclared identifier 'tokn'; did you mean 'tok'?\n   42 |     return tokn->kind;\n      |            ^~~~\n40 warnings and 1 error generated.\nmake[2]: *** [CMakeFiles/app.dir/build.make:76: CMakeFiles/app.dir/src/parser.c.o] Error 1\nmake[1]: *** [CMakeFiles/Makefile2:83: CMakeFiles/app.dir/all] Error 2\nmake: *** [Makefile:91: all] Error 2\n",
+		[]string{"error: use of undeclared identifier 'tokn'", "src/parser.c:42:15", "make: *** [Makefile:91: all] Error 2"}},
+	{"cmake", "cmake -B build", formRep(50, func(i int) string { return fmt.Sprintf("-- Looking for header%d.h - found", i) }) +
+		"CMake Error at CMakeLists.txt:23 (find_package):\n  By not providing \"FindFoo.cmake\" in CMAKE_MODULE_PATH this project has\n  asked CMake to find a package configuration file provided by \"Foo\", but\n  CMake did not find one.\n\n-- Configuring incomplete, errors occurred!\n",
+		[]string{"CMake Error at CMakeLists.txt:23 (find_package)", "Configuring incomplete, errors occurred"}},
+	{"ansible", "ansible-playbook site.yml", formRep(30, func(i int) string {
+		return fmt.Sprintf("\nTASK [common : step %d] *******************************************************\nok: [web1]\nok: [web2]", i)
+	}) + "\nTASK [nginx : install nginx] ***************************************************\nfatal: [web1]: FAILED! => {\"changed\": false, \"msg\": \"No package matching 'nginxx' is available\"}\nok: [web2]\n\nPLAY RECAP *********************************************************************\nweb1                       : ok=31   changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0\nweb2                       : ok=32   changed=0    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0\n",
+		[]string{"fatal: [web1]: FAILED!", "No package matching 'nginxx'", "failed=1"}},
+	{"valgrind", "valgrind ./app", formRep(40, func(i int) string { return fmt.Sprintf("==12345== Reading syms from /usr/lib/lib%d.so", i) }) +
+		"==12345== Invalid read of size 4\n==12345==    at 0x109146: main (test.c:8)\n==12345==  Address 0x4a4f044 is 0 bytes after a block of size 4 alloc'd\n==12345==    at 0x483B7F3: malloc (vg_replace_malloc.c:309)\n==12345==    by 0x109139: main (test.c:7)\n==12345== \n==12345== HEAP SUMMARY:\n==12345==     in use at exit: 0 bytes in 0 blocks\n==12345== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)\n",
+		[]string{"Invalid read of size 4", "test.c:8", "ERROR SUMMARY: 1 errors from 1 contexts"}},
+	{"asan", "./app", formRep(40, func(i int) string { return fmt.Sprintf("processing item %d ok", i) }) +
+		"=================================================================\n==1234==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014 at pc 0x0000004f1b2e bp 0x7ffd sp 0x7ffc\nREAD of size 4 at 0x602000000014 thread T0\n    #0 0x4f1b2d in main /app/test.c:8:10\n    #1 0x7f1234 in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x21b96)\n\nSUMMARY: AddressSanitizer: heap-buffer-overflow /app/test.c:8:10 in main\n==1234==ABORTING\n",
+		[]string{"ERROR: AddressSanitizer: heap-buffer-overflow", "/app/test.c:8", "SUMMARY: AddressSanitizer"}},
+	{"gdb", "gdb -batch -ex run -ex bt ./app", formRep(40, func(i int) string { return fmt.Sprintf("[New Thread 0x7ffff%04x (LWP %d)]", i, 1000+i) }) +
+		"\nProgram received signal SIGSEGV, Segmentation fault.\n0x0000555555555149 in parse (s=0x0) at parser.c:12\n12\t  return s[0];\n#0  0x0000555555555149 in parse (s=0x0) at parser.c:12\n#1  0x000055555555517a in main () at main.c:20\n",
+		[]string{"SIGSEGV, Segmentation fault"}},
+	{"jq", "cat a.json | jq '.[].name'", formRep(80, func(i int) string { return fmt.Sprintf("\"name-%d\"", i) }) + "jq: error (at <stdin>:0): Cannot index array with \"name\"\n",
+		[]string{`jq: error (at <stdin>:0): Cannot index array with "name"`}},
+	{"yarn", "yarn test", formRep(60, func(i int) string { return fmt.Sprintf("[%d/4] Building fresh packages... pkg%d", i%4+1, i) }) + "error Command failed with exit code 1.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n",
+		[]string{"error Command failed with exit code 1."}},
+	{"nx", "npx nx run-many -t test", formRep(60, func(i int) string {
+		return fmt.Sprintf("> nx run lib%d:test  [existing outputs match the cache, left as is]", i)
+	}) +
+		"\n >  NX   Ran target test for 62 projects (45s)\n\n   ✔    60/62 succeeded [58 read from cache]\n\n   ✖    2/62 targets failed, including the following:\n\n        - nx run api:test\n        - nx run web:test\n",
+		[]string{"2/62 targets failed", "nx run api:test"}},
+	{"cypress", "npx cypress run", formRep(40, func(i int) string { return fmt.Sprintf("    ✓ step %d works (%dms)", i, 100+i) }) +
+		"\n  1 failing\n\n  1) Checkout\n       applies coupon:\n     AssertionError: Timed out retrying after 4000ms: expected '<span>' to contain '10%'\n      at Context.eval (webpack:///./cypress/e2e/checkout.cy.ts:22:31)\n\n  (Run Finished)\n\n    ✖  1 of 2 failed (50%)                      00:13        9        7        2        -        -  \n",
+		[]string{"1 of 2 failed (50%)", "AssertionError: Timed out retrying"}},
+	{"prettier", "npx prettier --check .", "Checking formatting...\n" + formRep(60, func(i int) string { return fmt.Sprintf("[warn] src/m%02d.ts", i) }) + "[warn] Code style issues found in 60 files. Run Prettier with --write to fix.\n",
+		[]string{"Code style issues found in 60 files"}},
+	{"systemctl", "systemctl status app", "● app.service - My App\n     Loaded: loaded (/etc/systemd/system/app.service; enabled; vendor preset: enabled)\n     Active: failed (Result: exit-code) since Mon 2024-01-01 10:00:00 UTC; 5s ago\n    Process: 1234 ExecStart=/usr/bin/app (code=exited, status=1/FAILURE)\n" +
+		formRep(40, func(i int) string { return fmt.Sprintf("Jan 01 10:00:%02d host app[1234]: loading module %d", i%60, i) }) + "Jan 01 10:00:59 host systemd[1]: app.service: Failed with result 'exit-code'.\n",
+		[]string{"Active: failed (Result: exit-code)"}},
+	{"kubectl-describe", "kubectl describe pod web-1", formRep(50, func(i int) string { return fmt.Sprintf("  LABEL_%d:  value-%d", i, i) }) +
+		"Events:\n  Type     Reason     Age                From               Message\n  ----     ------     ----               ----               -------\n  Normal   Scheduled  2m                 default-scheduler  Successfully assigned default/web-1 to node1\n  Normal   Pulling    2m                 kubelet            Pulling image \"web:1.2\"\n  Warning  Failed     1m                 kubelet            Failed to pull image \"web:1.2\": rpc error: code = NotFound\n  Warning  Failed     1m                 kubelet            Error: ErrImagePull\n  Warning  BackOff    1m (x5 over 2m)    kubelet            Back-off pulling image \"web:1.2\"\n",
+		[]string{"Error: ErrImagePull", "Failed to pull image"}},
+	{"helm", "helm upgrade --install web ./chart", formRep(50, func(i int) string {
+		return fmt.Sprintf("history.go:56: [debug] getting history for release web rev %d", i)
+	}) +
+		"Error: UPGRADE FAILED: cannot patch \"web\" with kind Deployment: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].image: Required value\n",
+		[]string{"Error: UPGRADE FAILED"}},
+	{"python-logging", "python manage.py run", formRep(60, func(i int) string { return fmt.Sprintf("INFO:app.worker:processed job %d", i) }) +
+		"ERROR:app.worker:job 61 failed: database is locked\nCRITICAL:app:shutting down after 1 failure\n",
+		[]string{"ERROR:app.worker:job 61 failed: database is locked", "CRITICAL:app:shutting down"}},
+	{"dialyzer", "mix dialyzer", formRep(40, func(i int) string { return fmt.Sprintf("Compiling %d files (.ex)", i) }) +
+		"lib/app/worker.ex:12:no_return\nFunction run/0 has no local return.\n________________________________________________________________________________\ndone (warnings were emitted)\nHalting VM with exit status 2\n",
+		[]string{"done (warnings were emitted)"}},
 }
 
 // The outcome predicates read their tools' forms only: a line that merely
@@ -2215,6 +2235,8 @@ func TestToolOutcomeLines(t *testing.T) {
 		{"Active: 5 users", false},
 		{"web1                       : ok=31   changed=0    unreachable=0    failed=1    skipped=0", true},
 		{"status : ok=done", false},
+		{"done (warnings were emitted)", true},
+		{"done (3 files)", false},
 	} {
 		if got := isSummaryLine(c.l); got != c.want {
 			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
@@ -2231,6 +2253,7 @@ func TestToolOutcomeLines(t *testing.T) {
 		{"==7==    at 0x109146: main (test.c:8)", false},
 		{"==7== HEAP SUMMARY:", false},
 		{"== Invalid read of size 4", false},
+		{"CMake Error at CMakeLists.txt:23 (find_package):", true},
 	} {
 		if got := isErrorLineIn(c.l, bitsOf(c.l)); got != c.want {
 			t.Errorf("isErrorLineIn(%q) = %v, want %v", c.l, got, c.want)

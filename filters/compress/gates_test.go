@@ -168,6 +168,7 @@ func FuzzLineGates(f *testing.F) {
 	f.Add("web1 : ok=3 changed=0 unreachable=0 failed=1")
 	f.Add("SUMMARY: AddressSanitizer: x")
 	f.Add("==1== Invalid read of size 4")
+	f.Add("done (warnings were emitted)")
 	f.Fuzz(func(t *testing.T, l string) {
 		if !strings.Contains(l, "\n") {
 			checkGates(t, l)

@@ -259,7 +259,8 @@ func isSummaryLine(l string) bool {
 // style issues found in 3 files. Run Prettier with --write to fix.",
 // CMake's "-- Configuring incomplete, errors occurred!", a sanitizer's
 // "SUMMARY: AddressSanitizer: heap-buffer-overflow /app/a.c:8:10 in main",
-// systemctl status's "Active: failed (Result: exit-code) since …" and a row
+// systemctl status's "Active: failed (Result: exit-code) since …",
+// Dialyzer's "done (warnings were emitted)" and a row
 // of Ansible's PLAY RECAP ("web1 : ok=31 changed=0 unreachable=0
 // failed=1 …").
 func isToolOutcome(t string) bool {
@@ -272,6 +273,9 @@ func isToolOutcome(t string) bool {
 		return strings.HasPrefix(t, "SUMMARY: ") && strings.Contains(t[len("SUMMARY: "):min(len(t), 40)], "Sanitizer: ")
 	case 'A':
 		return strings.HasPrefix(t, "Active: ") && strings.Contains(t, " since ") && strings.Contains(t, " (")
+	case 'd':
+		// Dialyzer's last line.
+		return t == "done (warnings were emitted)" || t == "done (passed successfully)"
 	}
 	return isAnsibleRecapRow(t)
 }
@@ -940,6 +944,7 @@ func hasErrorPrefix(t string) bool {
 		// Claude Code's Bash tool: "Command timed out after 2m 0.0s"; rake:
 		// "Command failed with status (1)".
 		return strings.HasPrefix(t, "Caused by: ") || strings.HasPrefix(t, "CONFLICT (") || strings.HasPrefix(t, "Command timed out after ") ||
+			strings.HasPrefix(t, "CMake Error") || // "CMake Error at CMakeLists.txt:23 (find_package):", "CMake Error: …"
 			strings.HasPrefix(t, "Command failed with status (") && !strings.HasPrefix(t, "Command failed with status (0)")
 	case 'r':
 		return strings.HasPrefix(t, "rake aborted!")

@@ -208,6 +208,8 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "-- Configuring incomplete") || strings.HasPrefix(t, "-- Generating incomplete")
 	case 'A':
 		return strings.HasPrefix(t, "Active: ")
+	case 'd':
+		return strings.HasPrefix(t, "done (")
 	case '#':
 		return strings.HasPrefix(t, "# ")
 	case 'D':
