@@ -173,11 +173,59 @@ func readsSourceFile(h Hint) bool {
 // command's output is saved to: a .log, .txt, .out or .output file (Claude
 // Code saves a background task's output as .output).
 func readsOutputFile(h Hint) bool {
-	switch ext, _ := readExtension(h); ext {
+	ext, ok := readExtension(h)
+	if !ok {
+		// A shell's read of one: `tail -n 80 /tmp/build.log`, `sed -n
+		// 1,200p ci.txt`, `cat run.out` (agents read their own saved
+		// runs back this way as often as with a read tool).
+		ext = shellReadExtension(commandOf(h))
+	}
+	switch ext {
 	case "log", "txt", "out", "output":
 		return true
 	}
 	return false
+}
+
+// shellReadExtension returns the lower-cased extension of the file the
+// last read command of a command line (cat, head, tail, sed -n, …: the
+// programs kindFromCommand reads as file reads) names, if it reads one
+// file; "" otherwise.
+func shellReadExtension(cmd string) string {
+	ext := ""
+	for _, seg := range splitCommand(cmd) {
+		if seg.piped || classifyProgram(seg.cmd) != KindFileRead {
+			continue
+		}
+		words := strings.Fields(seg.cmd)
+		var files []string
+		for k := 1; k < len(words); k++ {
+			w := strings.Trim(words[k], "'\"")
+			switch {
+			case strings.HasPrefix(w, "-") && len(w) > 1:
+				if len(w) == 2 && (w[1] == 'n' || w[1] == 'c') && k+1 < len(words) {
+					k++ // head/tail -n 80: the count
+				}
+			case strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>"):
+				k = len(words)
+			case strings.Contains(w, "="):
+			default:
+				files = append(files, w)
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		name := files[len(files)-1]
+		name = name[strings.LastIndexAny(name, "/\\")+1:]
+		dot := strings.LastIndexByte(name, '.')
+		if dot <= 0 || len(name)-dot > 7 {
+			ext = ""
+			continue
+		}
+		ext = strings.ToLower(name[dot+1:])
+	}
+	return ext
 }
 
 // readExtension returns the lower-cased extension of the file a read
@@ -297,6 +345,8 @@ func splitCommand(cmd string) []commandPart {
 			}
 		case c == '"' || c == '\'':
 			quote = c
+		case c == '&' && (i > 0 && cmd[i-1] == '>' || i+1 < len(cmd) && cmd[i+1] == '>'):
+			// A redirection ("2>&1", ">&2", "&> out.log"), not a list.
 		case c == '|' || c == ';' || c == '&' || c == '\n':
 			if p := strings.TrimSpace(cmd[start:i]); p != "" {
 				parts = append(parts, commandPart{p, piped})

@@ -61,6 +61,10 @@ func TestDetect(t *testing.T) {
 		{"grep piped to grep -v and head -n", grepOut, bash(`grep -rn A src/ --include="*.go" | grep -iv test | head -n 20`), KindSearch},
 		{"script piped to tail is not a read", pyTB, bash("python repro.py 2>&1 | tail -30"), KindTraceback},
 		{"ls piped to sort", pathsOut, bash("find . -name '*.go' | sort | head"), KindDirListing},
+		// A redirection's & is not a list's: "2>&1" keeps the command whole.
+		{"grep with stderr, piped to head", grepOut, bash(`grep -rn "A" src 2>&1 | head -20`), KindSearch},
+		{"read with stderr", "package a\nfunc A() {}\n", bash("head -c 2000 a.go 2>&1"), KindFileRead},
+		{"a list after a redirection", "package a\nfunc A() {}\n", bash("make 2>/dev/null && cat a.go &> /dev/null; cat b.go"), KindFileRead},
 		{"head of a file is a read", "package a\nfunc A() {}\n", bash("head -50 a.go"), KindFileRead},
 		{"piped into a reader of files", "package a\nfunc A() {}\n", bash("echo a.go | xargs cat"), KindText},
 		{"or is not a pipe", "package a\nfunc A() {}\n", bash("cat a.go || cat b.go"), KindFileRead},

@@ -1503,6 +1503,53 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 	if strings.Contains(out, "8 pending todo(s):") {
 		t.Errorf("a plan's line was kept as a run's summary at 10x:\n%s", out)
 	}
+	// The same runs read back through a shell, without line numbers.
+	plain := func(l string) string {
+		var b strings.Builder
+		for i := range 120 {
+			fmt.Fprintf(&b, "  step %03d: compiling module number %d of the build output here\n", i, i)
+		}
+		b.WriteString(l + "\n")
+		for i := range 60 {
+			fmt.Fprintf(&b, "  after %03d: writing artifact chunk %d to the output folder\n", i, i)
+		}
+		return b.String()
+	}
+	for _, l := range []string{"5 passed, 1 warning in 0.12s", "Tests:       1 failed, 12 passed, 13 total", "Found 3 errors in 2 files."} {
+		for _, cmd := range []string{"tail -n 200 /tmp/build.log", "sed -n '1,400p' test-output.txt", "cat /tmp/claude/tasks/b41f.output", "cd /repo && head -c 20000 run.out 2>&1"} {
+			text := plain(l)
+			s := Structural(StructuralOptions{TargetRatio: 4})
+			out, rep := s.Compress(text, bash(cmd))
+			if rep.Kind != KindFileRead || !rep.Changed {
+				t.Fatalf("%s: kind %s, changed %v", cmd, rep.Kind, rep.Changed)
+			}
+			if !strings.Contains(out, l) {
+				t.Errorf("%s: %q was dropped:\n%s", cmd, l, out)
+			}
+		}
+	}
+	out, _ = Structural(StructuralOptions{TargetRatio: 10}).Compress(plain("8 pending todo(s):"), bash("cat .planning/STATE.md"))
+	if strings.Contains(out, "8 pending todo(s):") {
+		t.Errorf("a plan's line read with cat was kept as a run's summary at 10x:\n%s", out)
+	}
+}
+
+func TestShellReadExtension(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"tail -n 80 /tmp/build.log":           "log",
+		"tail -80 /tmp/build.LOG | grep FAIL": "log",
+		"sed -n '1,200p' ci.txt":              "txt",
+		"cd /repo && cat out/run.out":         "out",
+		"cat src/main.go":                     "go",
+		"head -c 100 a.log > b.txt":           "log",
+		"pytest -q > run.log":                 "",
+		"cat a.log b.md":                      "md",
+		"ls /tmp":                             "",
+	} {
+		if got := shellReadExtension(cmd); got != want {
+			t.Errorf("shellReadExtension(%q) = %q, want %q", cmd, got, want)
+		}
+	}
 }
 
 // TestTypeCutPastTheCut: when pytest's FAILED lines alone overflow the aim
