@@ -13,6 +13,9 @@ const (
 	ciPrefix
 	// taskPrefix: a workspace runner's or a container's name (taskPrefixLen).
 	taskPrefix
+	// syslogPrefix: journalctl's or a syslog file's time, host and
+	// program (syslogPrefixLen).
+	syslogPrefix
 )
 
 // prefixOf reads the first lines of text for the prefix its lines carry.
@@ -22,6 +25,9 @@ func prefixOf(text string) linePrefix {
 	}
 	if isTaskLog(text) {
 		return taskPrefix
+	}
+	if isSyslog(text) {
+		return syslogPrefix
 	}
 	return noPrefix
 }
@@ -33,8 +39,145 @@ func (f linePrefix) cut(l string) int {
 		return ciLogPrefix(l)
 	case taskPrefix:
 		return taskPrefixLen(l)
+	case syslogPrefix:
+		return syslogPrefixLen(l)
 	}
 	return 0
+}
+
+// isSyslog reports whether most of text's first lines (taskLogLines of
+// them) carry a syslog prefix, three at least.
+func isSyslog(text string) bool {
+	lines, prefixed := 0, 0
+	for k := 0; k < taskLogLines && text != ""; k++ {
+		l := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if isBlank(l) {
+			continue
+		}
+		lines++
+		if syslogPrefixLen(l) > 0 {
+			prefixed++
+		}
+	}
+	return prefixed >= 3 && prefixed*5 >= lines*3
+}
+
+// syslogPrefixLen is the length of the prefix journalctl and syslog files
+// put before a program's line, or 0: the time in journalctl's default
+// form ("Nov 28 10:00:00", with a fraction in its short-precise form) or
+// in its short-iso form ("2024-11-28T10:00:00+0000"), the host, and the
+// program with its pid and a colon ("app[4242]: ", "kernel: "), as
+// journalctl(1) describes its output modes. What follows is the
+// program's own line, which the classifiers read without it.
+func syslogPrefixLen(l string) int {
+	n := syslogTime(l)
+	if n == 0 || n >= len(l) || l[n] != ' ' {
+		return 0
+	}
+	// The host: one word.
+	h := n + 1
+	e := h
+	for e < len(l) && e-h < 128 && l[e] != ' ' && l[e] != ':' {
+		e++
+	}
+	if e == h || e >= len(l) || l[e] != ' ' {
+		return 0
+	}
+	// The program ("systemd[1]", "kernel", "app.service"), then ": ".
+	p := e + 1
+	q := p
+	for q < len(l) && q-p < 128 && (isTaskNameByte(l[q]) || l[q] == '(' || l[q] == ')') {
+		q++
+	}
+	if q == p {
+		return 0
+	}
+	if q < len(l) && l[q] == '[' {
+		d := digits(l[q+1:])
+		if d == 0 || q+1+d >= len(l) || l[q+1+d] != ']' {
+			return 0
+		}
+		q += d + 2
+	}
+	if q >= len(l) || l[q] != ':' {
+		return 0
+	}
+	if q+1 == len(l) {
+		return q + 1
+	}
+	if l[q+1] != ' ' {
+		return 0
+	}
+	return q + 2
+}
+
+// syslogTime is the length of the time a syslog line starts with, or 0:
+// "Nov 28 10:00:00" (the day may be space-padded: "Nov  8"), with an
+// optional fraction, or an ISO 8601 time with a numeric offset or Z.
+func syslogTime(l string) int {
+	if len(l) >= 15 && isLetter(l[0]) && isLetter(l[1]) && isLetter(l[2]) && l[3] == ' ' {
+		if !strings.Contains("JanFebMarAprMayJunJulAugSepOctNovDec", l[:3]) {
+			return 0
+		}
+		i := 4
+		if l[i] == ' ' {
+			i++
+		}
+		d := digits(l[i:])
+		if d == 0 || d > 2 || i+d >= len(l) || l[i+d] != ' ' {
+			return 0
+		}
+		i += d + 1
+		if !isClock(l[i:]) {
+			return 0
+		}
+		i += len("hh:mm:ss")
+		if i < len(l) && l[i] == '.' {
+			i += 1 + digits(l[i+1:])
+		}
+		return i
+	}
+	// short-iso: 2024-11-28T10:00:00+0000, 2024-11-28T10:00:00.123456+00:00
+	const date = "dddd-dd-ddT"
+	if len(l) < len(date)+8 {
+		return 0
+	}
+	for k := range len(date) {
+		if date[k] == 'd' && !isDigit(l[k]) || date[k] != 'd' && l[k] != date[k] {
+			return 0
+		}
+	}
+	i := len(date)
+	if !isClock(l[i:]) {
+		return 0
+	}
+	i += len("hh:mm:ss")
+	if i < len(l) && l[i] == '.' {
+		i += 1 + digits(l[i+1:])
+	}
+	switch {
+	case i < len(l) && l[i] == 'Z':
+		return i + 1
+	case i < len(l) && (l[i] == '+' || l[i] == '-'):
+		d := digits(l[i+1:])
+		if d == 4 {
+			return i + 5
+		}
+		if d == 2 && i+5 < len(l) && l[i+3] == ':' && digits(l[i+4:]) == 2 {
+			return i + 6
+		}
+	}
+	return 0
+}
+
+// isClock reports whether s starts with "hh:mm:ss".
+func isClock(s string) bool {
+	return len(s) >= 8 && isDigit(s[0]) && isDigit(s[1]) && s[2] == ':' && isDigit(s[3]) && isDigit(s[4]) && s[5] == ':' && isDigit(s[6]) && isDigit(s[7])
 }
 
 // taskLogLines is how many of an output's first lines isTaskLog reads.

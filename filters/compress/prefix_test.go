@@ -123,3 +123,51 @@ func FuzzTaskPrefix(f *testing.F) {
 		_ = isTaskLog(l + "\n" + l + "\n" + l)
 	})
 }
+
+func TestSyslogPrefixLen(t *testing.T) {
+	for _, tc := range []struct {
+		l    string
+		want string // the prefix cut, "" for none
+	}{
+		{"Nov 28 10:00:00 build-host runner[4242]: FAILED tests/a.py::t", "Nov 28 10:00:00 build-host runner[4242]: "},
+		{"Nov  8 09:01:02 host kernel: Out of memory: Killed process 12", "Nov  8 09:01:02 host kernel: "},
+		{"Nov 28 10:00:00.123456 host app.service[1]: started", "Nov 28 10:00:00.123456 host app.service[1]: "},
+		{"2024-11-28T10:00:00+0000 host app[7]: panic: boom", "2024-11-28T10:00:00+0000 host app[7]: "},
+		{"2024-11-28T10:00:00.5+00:00 host systemd[1]: app.service: Failed with result 'exit-code'.", "2024-11-28T10:00:00.5+00:00 host systemd[1]: "},
+		{"Nov 28 10:00:00 host app[12]:", "Nov 28 10:00:00 host app[12]:"},
+		{"Now 28 10:00:00 host app[1]: x", ""},   // not a month
+		{"Nov 28 10:00 host app[1]: x", ""},      // no seconds
+		{"Nov 28 10:00:00 host app[x]: x", ""},   // not a pid
+		{"Nov 28 10:00:00 host app[1] x", ""},    // no colon
+		{"Nov 28 10:00:00 hostonly", ""},         // no program
+		{"2024-11-28T10:00:00 host app: x", ""},  // no offset: not journalctl's
+		{"Note: the build on Nov 28 failed", ""}, // prose
+	} {
+		if got := tc.l[:syslogPrefixLen(tc.l)]; got != tc.want {
+			t.Errorf("syslogPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
+		}
+	}
+	log := "Nov 28 10:00:00 h app[1]: a\nNov 28 10:00:01 h app[1]: b\n\nNov 28 10:00:02 h app[1]: c\nplain\n"
+	if prefixOf(log) != syslogPrefix {
+		t.Errorf("a journal read as %v", prefixOf(log))
+	}
+	if prefixOf("Nov 28 10:00:00 h app[1]: a\nplain\nplain\nplain\n") == syslogPrefix {
+		t.Errorf("one syslog line made an output a journal")
+	}
+}
+
+func FuzzSyslogPrefix(f *testing.F) {
+	for _, l := range []string{"Nov 28 10:00:00 h app[1]: x", "2024-11-28T10:00:00+0000 h k: x", "Nov  8 09:01:02 h k:", "Jan 1", ""} {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, l string) {
+		n := syslogPrefixLen(l)
+		if n < 0 || n > len(l) {
+			t.Fatalf("syslogPrefixLen(%q) = %d", l, n)
+		}
+		if n > 0 && l[n-1] != ' ' && n != len(l) {
+			t.Fatalf("syslogPrefixLen(%q) = %d: the cut ends inside the line's text", l, n)
+		}
+		_ = isSyslog(l + "\n" + l + "\n" + l)
+	})
+}

@@ -317,8 +317,9 @@ var formRunners = []formRunner{
 // formKeyLine is what formWrappers colour: the lines that say what failed.
 var formKeyLine = regexp.MustCompile(`(?m)^(.*(?:FAIL|Error|error|failed|passed|Failed|panicked|E  ).*)$`)
 
-// formWrappers relay an output as harnesses and terminals do; unwrap is
-// what the check reads of the compressed output.
+// formWrappers relay an output as harnesses and terminals do (`gh run
+// view --log`'s job, step and time; journalctl's time, host and program);
+// unwrap is what the check reads of the compressed output.
 var formWrappers = []struct {
 	name   string
 	wrap   func(string) string
@@ -330,6 +331,12 @@ var formWrappers = []struct {
 	{"compose", prefixLines("app-1  | "), func(s string) string { return strings.ReplaceAll(s, "app-1  | ", "") }},
 	{"workspace", prefixLines("@acme/core test: "), func(s string) string { return strings.ReplaceAll(s, "@acme/core test: ", "") }},
 	{"ci", prefixLines("2024-05-01T10:00:00.1234567Z "), func(s string) string { return strings.ReplaceAll(s, "2024-05-01T10:00:00.1234567Z ", "") }},
+	{"gh", prefixLines("test (ubuntu-latest)\tRun tests\t2024-05-01T10:00:00.1234567Z "), func(s string) string {
+		return strings.ReplaceAll(s, "test (ubuntu-latest)\tRun tests\t2024-05-01T10:00:00.1234567Z ", "")
+	}},
+	{"journal", prefixLines("Nov 28 10:00:00 build-host runner[4242]: "), func(s string) string {
+		return strings.ReplaceAll(s, "Nov 28 10:00:00 build-host runner[4242]: ", "")
+	}},
 	{"mini-swe-agent", func(s string) string { return "<returncode>1</returncode>\n<output>\n" + s + "</output>" }, nil},
 	{"codex", func(s string) string {
 		return "Chunk ID: 3f2a\nWall time: 2.1 seconds\nProcess exited with code 1\nOriginal token count: 4000\nOutput:\n" + s
