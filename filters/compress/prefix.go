@@ -229,10 +229,19 @@ func isTaskLog(text string) bool {
 //   - pnpm -r, bun --filter, yarn workspaces: "@scope/pkg test: ", "apps/web build: "
 //   - turbo: "@scope/pkg:test: ", "web:build: "
 //   - docker compose up and logs: "app-1  | ", "db_1 | "
+//   - kubectl logs --prefix: "[pod/web-1/app] "
 //
 // The name holds a letter (a code frame's "19 | " is not a container), and a
 // container's ends in its replica number, as compose names them.
 func taskPrefixLen(l string) int {
+	if strings.HasPrefix(l, "[pod/") {
+		// kubectl logs --prefix: "[pod/web-1/app] ".
+		e := strings.Index(l, "] ")
+		if e < 0 || e > 256 || strings.Count(l[:e], "/") != 2 {
+			return 0
+		}
+		return e + 2
+	}
 	i, letter := 0, false
 	for i < len(l) && i < 128 && isTaskNameByte(l[i]) {
 		letter = letter || isLetter(l[i])

@@ -19,6 +19,8 @@ func TestTaskPrefixLen(t *testing.T) {
 		{"app-1  | Traceback (most recent call last):", "app-1  | "},
 		{"db_1 | LOG:  database system is ready", "db_1 | "},
 		{"app-1  |", "app-1  |"},
+		{"[pod/web-1/app] Traceback (most recent call last):", "[pod/web-1/app] "},
+		{"[pod/web-1] no container", ""},
 		// not prefixes
 		{"19 | pub use aes::{decrypt_aes_gcm};", ""},
 		{"app | no replica number", ""},

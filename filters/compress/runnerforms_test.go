@@ -318,7 +318,8 @@ var formRunners = []formRunner{
 var formKeyLine = regexp.MustCompile(`(?m)^(.*(?:FAIL|Error|error|failed|passed|Failed|panicked|E  ).*)$`)
 
 // formWrappers relay an output as harnesses and terminals do (`gh run
-// view --log`'s job, step and time; journalctl's time, host and program);
+// view --log`'s job, step and time; journalctl's time, host and program;
+// a Jenkins pipeline's timestamps; kubectl logs --prefix);
 // unwrap is what the check reads of the compressed output.
 var formWrappers = []struct {
 	name   string
@@ -337,6 +338,8 @@ var formWrappers = []struct {
 	{"journal", prefixLines("Nov 28 10:00:00 build-host runner[4242]: "), func(s string) string {
 		return strings.ReplaceAll(s, "Nov 28 10:00:00 build-host runner[4242]: ", "")
 	}},
+	{"jenkins", prefixLines("[2024-05-01T10:00:00.123Z] "), func(s string) string { return strings.ReplaceAll(s, "[2024-05-01T10:00:00.123Z] ", "") }},
+	{"kubectl", prefixLines("[pod/web-1/app] "), func(s string) string { return strings.ReplaceAll(s, "[pod/web-1/app] ", "") }},
 	{"mini-swe-agent", func(s string) string { return "<returncode>1</returncode>\n<output>\n" + s + "</output>" }, nil},
 	{"codex", func(s string) string {
 		return "Chunk ID: 3f2a\nWall time: 2.1 seconds\nProcess exited with code 1\nOriginal token count: 4000\nOutput:\n" + s

@@ -538,10 +538,25 @@ func isCILog(text string) bool {
 // ciLogPrefix is the length of the prefix a CI job's log puts before each
 // line, or 0: GitHub Actions' timestamp, "2026-07-14T14:03:52.0047503Z ",
 // and, as `gh run view --log` and `--log-failed` print it, the job's and
-// the step's names before it, "test (ubuntu-latest)\tUnit Tests\t…". What
+// the step's names before it, "test (ubuntu-latest)\tUnit Tests\t…", or a
+// Jenkins pipeline's bracketed timestamp, "[2026-07-14T14:03:52.004Z] ". What
 // follows is the step's own output (a test run, a compiler's errors),
 // which the classifiers read without it.
 func ciLogPrefix(l string) int {
+	if l != "" && l[0] == '[' {
+		// A Jenkins pipeline's timestamps(): "[2026-07-14T14:03:52.004Z] ".
+		n := isoTimestampZ(l[1:])
+		if n == 0 || 1+n >= len(l) || l[1+n] != ']' {
+			return 0
+		}
+		if 2+n == len(l) {
+			return len(l)
+		}
+		if l[2+n] != ' ' {
+			return 0
+		}
+		return n + 3
+	}
 	at := 0
 	if l != "" && !isDigit(l[0]) {
 		t1 := strings.IndexByte(l, '\t')
