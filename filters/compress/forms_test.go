@@ -2311,3 +2311,58 @@ func TestToolOutcomeLines(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguageForms: error reports and run summaries of languages and
+// shells the corpus has little or none of (PowerShell 5 and 7, Pester,
+// cmd.exe, Bun, Deno, SwiftPM, Zig, OCaml, GHC, Elm, sbt, Leiningen, R,
+// Julia, Perl's TAP, busted), each after sixty lines of progress, kept at
+// 4x and 10x.
+func TestLanguageForms(t *testing.T) {
+	noise := formRep(60, func(i int) string {
+		return fmt.Sprintf("Copying file C:\\src\\app\\m%02d.ps1 to C:\\dist\\m%02d.ps1", i, i)
+	})
+	cases := []struct {
+		name, cmd, text string
+		want            []string
+	}{
+		{"pwsh7", "pwsh -c ./build.ps1", noise + "Get-Item: C:\\src\\build.ps1:12\nLine |\n  12 |  Get-Item C:\\missing\n     |  ~~~~~~~~~~~~~~~~~~~~\n     | Cannot find path 'C:\\missing' because it does not exist.\n", []string{"Cannot find path 'C:\\missing' because it does not exist."}},
+		{"pwsh5", "powershell ./build.ps1", noise + "Get-Item : Cannot find path 'C:\\missing' because it does not exist.\nAt C:\\src\\build.ps1:12 char:1\n+ Get-Item C:\\missing\n+ ~~~~~~~~~~~~~~~~~~~~\n    + CategoryInfo          : ObjectNotFound: (C:\\missing:String) [Get-Item], ItemNotFoundException\n    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetItemCommand\n", []string{"Get-Item : Cannot find path"}},
+		{"pester", "Invoke-Pester", noise + "Describing Calculator\n [-] adds numbers 12ms (10ms|2ms)\n  Expected 4, but got 5.\n  at $result | Should -Be 4, C:\\src\\Calc.Tests.ps1:7\nTests completed in 1.2s\nTests Passed: 10, Failed: 1, Skipped: 0 NotRun: 0\n", []string{"[-] adds numbers", "Tests Passed: 10, Failed: 1"}},
+		{"cmd", "cmd /c build.bat", noise + "'nmake' is not recognized as an internal or external command,\noperable program or batch file.\n", []string{"'nmake' is not recognized as an internal or external command"}},
+		{"go-build-win", "go build ./...", noise + "# github.com/a/b/cmd\ncmd\\main.go:12:2: undefined: foo\n", []string{"cmd\\main.go:12:2: undefined: foo"}},
+		{"bun-err", "bun run build", noise + "error: Could not resolve: \"./missing\"\n    at /app/src/index.ts:3:8\n\nerror: script \"build\" exited with code 1\n", []string{"error: Could not resolve", "exited with code 1"}},
+		{"deno", "deno check main.ts", noise + "error: TS2322 [ERROR]: Type 'string' is not assignable to type 'number'.\n  const x: number = \"a\";\n        ^\n    at file:///app/main.ts:3:9\n", []string{"TS2322 [ERROR]: Type 'string'"}},
+		{"swiftpm", "swift build", noise + "/app/Sources/App/main.swift:12:5: error: cannot find 'foo' in scope\n        foo()\n        ^~~\nerror: fatalError\n", []string{"error: cannot find 'foo' in scope"}},
+		{"zig", "zig build", noise + "src/main.zig:12:5: error: use of undeclared identifier 'foo'\n    foo();\n    ^~~\n", []string{"error: use of undeclared identifier 'foo'"}},
+		{"ocaml", "dune build", noise + "File \"bin/main.ml\", line 12, characters 4-7:\n12 |     foo ()\n         ^^^\nError: Unbound value foo\n", []string{"Error: Unbound value foo"}},
+		{"haskell", "cabal build", noise + "src/Main.hs:12:5: error: [GHC-88464]\n    Variable not in scope: foo :: IO ()\n", []string{"src/Main.hs:12:5: error:", "Variable not in scope: foo"}},
+		{"elm", "elm make src/Main.elm", noise + "-- NAMING ERROR ------------------------------------------------ src/Main.elm\n\nI cannot find a `foo` variable:\n\n12|     foo\n        ^^^\n", []string{"NAMING ERROR", "I cannot find a `foo` variable"}},
+		{"scala", "sbt compile", noise + "[error] /app/src/main/scala/Main.scala:12:5: not found: value foo\n[error]     foo\n[error]     ^\n[error] one error found\n[error] (Compile / compileIncremental) Compilation failed\n", []string{"not found: value foo", "Compilation failed"}},
+		{"clojure", "lein test", noise + "FAIL in (test-add) (core_test.clj:7)\nexpected: (= 4 (add 2 3))\n  actual: (not (= 4 5))\n\nRan 10 tests containing 12 assertions.\n1 failures, 0 errors.\n", []string{"FAIL in (test-add) (core_test.clj:7)", "1 failures, 0 errors."}},
+		{"r", "Rscript test.R", noise + "Error in foo(x) : could not find function \"foo\"\nCalls: main -> foo\nExecution halted\n", []string{"Error in foo(x) : could not find function", "Execution halted"}},
+		{"julia", "julia test.jl", noise + "ERROR: LoadError: UndefVarError: `foo` not defined\nStacktrace:\n [1] top-level scope\n   @ /app/test.jl:12\n", []string{"UndefVarError: `foo` not defined"}},
+		{"perl", "perl t/run.t", noise + "not ok 3 - adds numbers\n#   Failed test 'adds numbers'\n#   at t/run.t line 12.\n# Looks like you failed 1 test of 10.\n", []string{"not ok 3 - adds numbers", "Looks like you failed 1 test of 10."}},
+		{"lua", "busted", noise + "●●●●◼\n1 success / 1 failure / 0 errors / 0 pending : 0.01 seconds\n\nFailure → spec/calc_spec.lua @ 3\ncalc adds\nspec/calc_spec.lua:4: Expected objects to be the same.\n", []string{"1 success / 1 failure", "spec/calc_spec.lua:4: Expected objects to be the same."}},
+	}
+	for _, c := range cases {
+		keepsAt(t, c.name, c.text, bash(c.cmd), c.want...)
+	}
+}
+
+func TestPowerShellErrorLines(t *testing.T) {
+	for _, c := range []struct {
+		l    string
+		want bool
+	}{
+		{"Get-Item : Cannot find path 'C:\\missing' because it does not exist.", true},
+		{"Import-Module : The specified module 'Foo' was not loaded because no valid module file was found in any module directory.", true},
+		{"C:\\src\\build.ps1 : The term 'foo' is not recognized as the name of a cmdlet, function, script file, or operable program.", true},
+		{"Content-Type : application/json", false},
+		{"Cache-Control : No-Cache", false},
+		{"Get-Item", false},
+	} {
+		if got := isErrorLineIn(c.l, bitsOf(c.l)); got != c.want {
+			t.Errorf("isErrorLineIn(%q) = %v, want %v", c.l, got, c.want)
+		}
+	}
+}

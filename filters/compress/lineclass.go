@@ -247,6 +247,9 @@ func isSummaryLine(l string) bool {
 		if strings.HasPrefix(rest, " runs, ") && strings.Contains(rest, " assertions, ") { // minitest
 			return true
 		}
+		if strings.HasPrefix(rest, " success / ") && strings.Contains(rest, " failure") { // busted (Lua)
+			return true
+		}
 		if isExUnitSummary(t) {
 			return true
 		}
@@ -834,6 +837,8 @@ func isErrorLineIn(l string, m lineBits) bool {
 	// Node's coded errors need the bracket and underscore of "[ERR_":
 	// prose starts most lines with a capital, and searched each (issue 23).
 	if hasErrorPrefix(t) || m.has('[') && m.has('_') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t) ||
+		m.has('-') && m.has(':') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isPowerShellError(t) ||
+		m.has('z') && m.has('g') && m.has('c') && strings.Contains(t, " is not recognized as ") ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) {
 		return true
 	}
@@ -1026,6 +1031,40 @@ func isValgrindError(t string) bool {
 		}
 	}
 	return strings.Contains(r, " are definitely lost in loss record ")
+}
+
+// isPowerShellError matches the first line of a Windows PowerShell error
+// record, "Get-Item : Cannot find path 'C:\x' because it does not exist.":
+// the command's Verb-Noun name, then " : " and the message (PowerShell 7
+// prints "Get-Item: …" and the message on a later "| " line, which its
+// location line leads to).
+func isPowerShellError(t string) bool {
+	i := 0
+	for part := 0; part < 2; part++ {
+		if i >= len(t) || t[i] < 'A' || t[i] > 'Z' {
+			return false
+		}
+		j := i + 1
+		for j < len(t) && j-i < 40 && isLetter(t[j]) {
+			j++
+		}
+		if j-i < 2 {
+			return false
+		}
+		i = j
+		if part == 0 {
+			if i >= len(t) || t[i] != '-' {
+				return false
+			}
+			i++
+		}
+	}
+	// The message is a sentence: a capital (or a quoted name) first and a
+	// full stop last, which a Format-List row ("Content-Type : text/html")
+	// is not.
+	msg, ok := strings.CutPrefix(t[i:], " : ")
+	msg = strings.TrimRight(msg, " ")
+	return ok && msg != "" && (msg[0] >= 'A' && msg[0] <= 'Z' || msg[0] == '\'' || msg[0] == '"') && msg[len(msg)-1] == '.'
 }
 
 // isToolError matches a command-line tool's report, "tool: what failed",
