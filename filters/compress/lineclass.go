@@ -837,8 +837,12 @@ func isErrorLineIn(l string, m lineBits) bool {
 	// Node's coded errors need the bracket and underscore of "[ERR_":
 	// prose starts most lines with a capital, and searched each (issue 23).
 	if hasErrorPrefix(t) || m.has('[') && m.has('_') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isNodeCodedError(t) ||
-		m.has('-') && m.has(':') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isPowerShellError(t) ||
-		m.has('z') && m.has('g') && m.has('c') && strings.Contains(t, " is not recognized as ") ||
+		m.has(':') && t != "" && t[0] >= 'A' && t[0] <= 'Z' && isPowerShellError(t) ||
+		// cmd.exe's "'nmake' is not recognized as an internal or external
+		// command,", PowerShell's "x : The term 'x' is not recognized as
+		// the name of a cmdlet, …" ('-', 'g' and 'z' are not in the set).
+		t != "" && t[0] == '\'' && strings.Contains(t, "' is not recognized as ") ||
+		m.has('T') && m.has(':') && strings.Contains(t, ": The term '") ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) {
 		return true
 	}
