@@ -842,7 +842,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		// command,", PowerShell's "x : The term 'x' is not recognized as
 		// the name of a cmdlet, …" ('-', 'g' and 'z' are not in the set).
 		t != "" && t[0] == '\'' && strings.Contains(t, "' is not recognized as ") ||
-		m.has('T') && m.has(':') && strings.Contains(t, ": The term '") ||
+		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) {
 		return true
 	}
@@ -1069,6 +1069,21 @@ func isPowerShellError(t string) bool {
 	msg, ok := strings.CutPrefix(t[i:], " : ")
 	msg = strings.TrimRight(msg, " ")
 	return ok && msg != "" && (msg[0] >= 'A' && msg[0] <= 'Z' || msg[0] == '\'' || msg[0] == '"') && msg[len(msg)-1] == '.'
+}
+
+// isPowerShellUnknownTerm matches PowerShell's report of a name it could
+// not run, "foo : The term 'foo' is not recognized as …" (PowerShell 7
+// writes "foo: The term …"): the text after the line's first colon, which
+// in a log line is a timestamp's, so the test stops there.
+func isPowerShellUnknownTerm(t string) bool {
+	i := strings.IndexByte(t, ':')
+	if i == 1 && len(t) > 2 && (t[2] == '\\' || t[2] == '/') {
+		// A script's path on a drive: "C:\src\build.ps1 : The term …".
+		if j := strings.IndexByte(t[2:], ':'); j >= 0 {
+			i = j + 2
+		}
+	}
+	return i >= 0 && strings.HasPrefix(t[i:], ": The term '")
 }
 
 // isToolError matches a command-line tool's report, "tool: what failed",
