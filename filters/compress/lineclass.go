@@ -269,9 +269,9 @@ func isSummaryLine(l string) bool {
 func isToolOutcome(t string) bool {
 	switch t[0] {
 	case '[':
-		return strings.HasPrefix(t, "[warn] Code style issues found in ") || strings.HasPrefix(t, "[warn] Code style issues found in the above file")
+		return strings.HasPrefix(t, "[warn] Code style issues found in ") // "… in 3 files.", "… in the above file."
 	case '-':
-		return strings.HasPrefix(t, "-- Configuring incomplete, errors occurred!") || strings.HasPrefix(t, "-- Generating incomplete")
+		return strings.HasPrefix(t, "-- Configuring incomplete, errors occurred!")
 	case 'S':
 		return strings.HasPrefix(t, "SUMMARY: ") && strings.Contains(t[len("SUMMARY: "):min(len(t), 40)], "Sanitizer: ")
 	case 'A':

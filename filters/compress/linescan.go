@@ -205,7 +205,7 @@ func (s lineScan) mayBeSummary() bool {
 	case '[':
 		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ")
 	case '-':
-		return strings.HasPrefix(t, "-- Configuring incomplete") || strings.HasPrefix(t, "-- Generating incomplete")
+		return strings.HasPrefix(t, "-- Configuring incomplete")
 	case 'A':
 		return strings.HasPrefix(t, "Active: ")
 	case 'd':
