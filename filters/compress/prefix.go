@@ -121,7 +121,7 @@ func syslogPrefixLen(l string) int {
 // optional fraction, or an ISO 8601 time with a numeric offset or Z.
 func syslogTime(l string) int {
 	if len(l) >= 15 && isLetter(l[0]) && isLetter(l[1]) && isLetter(l[2]) && l[3] == ' ' {
-		if !strings.Contains("JanFebMarAprMayJunJulAugSepOctNovDec", l[:3]) {
+		if m := strings.Index("JanFebMarAprMayJunJulAugSepOctNovDec", l[:3]); m < 0 || m%3 != 0 {
 			return 0
 		}
 		i := 4

@@ -138,6 +138,7 @@ func TestSyslogPrefixLen(t *testing.T) {
 		{"2024-11-28T10:00:00.5+00:00 host systemd[1]: app.service: Failed with result 'exit-code'.", "2024-11-28T10:00:00.5+00:00 host systemd[1]: "},
 		{"Nov 28 10:00:00 host app[12]:", "Nov 28 10:00:00 host app[12]:"},
 		{"Now 28 10:00:00 host app[1]: x", ""},   // not a month
+		{"anF 28 10:00:00 host app[1]: x", ""},   // not a month either
 		{"Nov 28 10:00 host app[1]: x", ""},      // no seconds
 		{"Nov 28 10:00:00 host app[x]: x", ""},   // not a pid
 		{"Nov 28 10:00:00 host app[1] x", ""},    // no colon
