@@ -112,8 +112,9 @@ var sourceSet = map[string]string{
 	// Round 18, placed by order of completion before any of their outputs
 	// was compressed: the first source finished is measured (an Entire
 	// Inc. repository, like claude-code-entire and claude-code-gitsync,
-	// which are measured too).
-	"claude-code-authgo": "test", // Claude Code 2.1 native transcripts, entireio/auth-go (Go OAuth library: go test, go vet, golangci-lint, benchmarks)
+	// which are measured too), the second tunes.
+	"claude-code-authgo":  "test",   // Claude Code 2.1 native transcripts, entireio/auth-go (Go OAuth library: go test, go vet, golangci-lint, benchmarks)
+	"claude-code-starcar": "tuning", // Claude Code 2.1 native transcripts on Windows, polecatspeaks/StarCar (PowerShell tool, Pester, Playwright, go test; process documents)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -152,6 +153,7 @@ var sessionAgents = map[string]string{
 	"claude-code-emu198x":            "claude-code-emu198x",
 	"claude-code-ned":                "claude-code-ned",
 	"claude-code-authgo":             "claude-code-authgo",
+	"claude-code-starcar":            "claude-code-starcar",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
