@@ -109,6 +109,12 @@ var sourceSet = map[string]string{
 	// tunes.
 	"claude-code-emu198x": "test",   // Claude Code 2.1 native transcripts, emu198x/emu198x (Rust emulators: cargo build, test, clippy)
 	"claude-code-ned":     "tuning", // Claude Code 2.1 native transcripts, gregszero/ned (Ruby: rake test with minitest, Roda, ERB, JavaScript)
+	// Round 18, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured (an Entire
+	// Inc. repository, like claude-code-entire and claude-code-gitsync,
+	// which are measured too), the second tunes.
+	"claude-code-authgo":  "test",   // Claude Code 2.1 native transcripts, entireio/auth-go (Go OAuth library: go test, go vet, golangci-lint, benchmarks)
+	"claude-code-starcar": "tuning", // Claude Code 2.1 native transcripts on Windows, polecatspeaks/StarCar (PowerShell tool, Pester, Playwright, go test; process documents)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -146,6 +152,8 @@ var sessionAgents = map[string]string{
 	"claude-code-wfc":                "claude-code-wfc",
 	"claude-code-emu198x":            "claude-code-emu198x",
 	"claude-code-ned":                "claude-code-ned",
+	"claude-code-authgo":             "claude-code-authgo",
+	"claude-code-starcar":            "claude-code-starcar",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -243,7 +251,8 @@ func TestQualitySplit(t *testing.T) {
 		case "claude-code-bookminder", "pi-coding-agent", "codex-cli-emailbuddy", "claude-code-munsellspace",
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
-			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x":
+			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
+			"claude-code-authgo":
 			field = append(field, s)
 		}
 	}
