@@ -91,6 +91,11 @@ func detect(text string, hint Hint, mayStop bool) Kind {
 			return KindDirListing
 		}
 	case KindFileRead:
+		if readsOutputFile(hint) {
+			// A shell's read of a saved run (tail -n 80 build.log): its
+			// lines are the command's, and say what kind they are.
+			break
+		}
 		if !s(wantTest).isTest() && !s(0).isDiff() {
 			return KindFileRead
 		}
@@ -208,7 +213,9 @@ func shellReadExtension(cmd string) string {
 				}
 			case strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>"):
 				k = len(words)
-			case strings.Contains(w, "="):
+			case strings.Contains(w, "=") || digits(w) == len(w):
+				// An assignment, or a count written apart
+				// (Get-Content x.log -Tail 50).
 			default:
 				files = append(files, w)
 			}
@@ -451,6 +458,9 @@ func classifyProgram(seg string) Kind {
 		}
 		return false
 	}
+	if k, ok := powerShellKinds[strings.ToLower(prog)]; ok {
+		return k // PowerShell's names are case-insensitive: Get-Content, gc
+	}
 	switch prog {
 	case "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "rspec", "phpunit",
 		"ctest", "gotestsum", "nosetests", "trial", "runtests.py", "karma", "playwright":
@@ -518,6 +528,18 @@ func classifyProgram(seg string) Kind {
 		return KindLog
 	}
 	return ""
+}
+
+// powerShellKinds are the kinds of what PowerShell's cmdlets (and their
+// aliases) that read, search and list print: Claude Code's PowerShell tool
+// on Windows and other harnesses run them where a POSIX shell would run
+// cat, grep and ls. cmd.exe's findstr and dir with them (not its type,
+// which a POSIX shell runs to name a command).
+var powerShellKinds = map[string]Kind{
+	"get-content": KindFileRead, "gc": KindFileRead,
+	"select-string": KindSearch, "sls": KindSearch, "findstr": KindSearch,
+	"get-childitem": KindDirListing, "gci": KindDirListing, "dir": KindDirListing,
+	"invoke-pester": KindTestLog,
 }
 
 // looksJSON reports whether the whole text is one JSON value that is an

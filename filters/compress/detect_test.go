@@ -61,6 +61,10 @@ func TestDetect(t *testing.T) {
 		{"grep piped to grep -v and head -n", grepOut, bash(`grep -rn A src/ --include="*.go" | grep -iv test | head -n 20`), KindSearch},
 		{"script piped to tail is not a read", pyTB, bash("python repro.py 2>&1 | tail -30"), KindTraceback},
 		{"ls piped to sort", pathsOut, bash("find . -name '*.go' | sort | head"), KindDirListing},
+		// PowerShell's cmdlets and aliases, in any case.
+		{"powershell read", "package a\nfunc A() {}\n", Hint{ToolName: "PowerShell", Args: `{"command":"Get-Content src\\a.go"}`}, KindFileRead},
+		{"powershell search", grepOut, Hint{ToolName: "PowerShell", Args: `{"command":"select-string -Pattern A -Path src\\*.go"}`}, KindSearch},
+		{"powershell listing", pathsOut, Hint{ToolName: "PowerShell", Args: `{"command":"Get-ChildItem -Recurse -Name"}`}, KindDirListing},
 		// A redirection's & is not a list's: "2>&1" keeps the command whole.
 		{"grep with stderr, piped to head", grepOut, bash(`grep -rn "A" src 2>&1 | head -20`), KindSearch},
 		{"read with stderr", "package a\nfunc A() {}\n", bash("head -c 2000 a.go 2>&1"), KindFileRead},

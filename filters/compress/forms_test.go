@@ -1507,7 +1507,8 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 	if strings.Contains(out, "8 pending todo(s):") {
 		t.Errorf("a plan's line was kept as a run's summary at 10x:\n%s", out)
 	}
-	// The same runs read back through a shell, without line numbers.
+	// The same runs read back through a shell, without line numbers: the
+	// lines say what they are (detect), as a command's output's do.
 	plain := func(l string) string {
 		var b strings.Builder
 		for i := range 120 {
@@ -1524,7 +1525,9 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 			text := plain(l)
 			s := Structural(StructuralOptions{TargetRatio: 4})
 			out, rep := s.Compress(text, bash(cmd))
-			if rep.Kind != KindFileRead || !rep.Changed {
+			if rep.Kind == KindFileRead || !rep.Changed {
+				// A shell's read of a saved run is read by its lines:
+				// here the log of a build (text), or a test log.
 				t.Fatalf("%s: kind %s, changed %v", cmd, rep.Kind, rep.Changed)
 			}
 			if !strings.Contains(out, l) {
@@ -1540,15 +1543,17 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 
 func TestShellReadExtension(t *testing.T) {
 	for cmd, want := range map[string]string{
-		"tail -n 80 /tmp/build.log":           "log",
-		"tail -80 /tmp/build.LOG | grep FAIL": "log",
-		"sed -n '1,200p' ci.txt":              "txt",
-		"cd /repo && cat out/run.out":         "out",
-		"cat src/main.go":                     "go",
-		"head -c 100 a.log > b.txt":           "log",
-		"pytest -q > run.log":                 "",
-		"cat a.log b.md":                      "md",
-		"ls /tmp":                             "",
+		"tail -n 80 /tmp/build.log":              "log",
+		"tail -80 /tmp/build.LOG | grep FAIL":    "log",
+		"sed -n '1,200p' ci.txt":                 "txt",
+		"cd /repo && cat out/run.out":            "out",
+		"cat src/main.go":                        "go",
+		"head -c 100 a.log > b.txt":              "log",
+		"pytest -q > run.log":                    "",
+		"cat a.log b.md":                         "md",
+		"ls /tmp":                                "",
+		`Get-Content C:\logs\build.log -Tail 50`: "log",
+		"gc .\\test-output.txt":                  "txt",
 	} {
 		if got := shellReadExtension(cmd); got != want {
 			t.Errorf("shellReadExtension(%q) = %q, want %q", cmd, got, want)
