@@ -1,6 +1,9 @@
 package compress
 
-import "strings"
+import (
+	"iter"
+	"strings"
+)
 
 // linePrefix is the kind of prefix a tool puts before every line of the
 // output it relays, which the classifiers read without: a test run's "(fail)
@@ -49,13 +52,7 @@ func (f linePrefix) cut(l string) int {
 // them) carry a syslog prefix, three at least.
 func isSyslog(text string) bool {
 	lines, prefixed := 0, 0
-	for k := 0; k < taskLogLines && text != ""; k++ {
-		l := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			text = ""
-		}
+	for l := range headLines(text, taskLogLines) {
 		if isBlank(l) {
 			continue
 		}
@@ -183,6 +180,23 @@ func isClock(s string) bool {
 // taskLogLines is how many of an output's first lines isTaskLog reads.
 const taskLogLines = 40
 
+// headLines yields text's first n lines, without their line breaks.
+func headLines(text string, n int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := 0; k < n && text != ""; k++ {
+			l := text
+			if i := strings.IndexByte(text, '\n'); i >= 0 {
+				l, text = text[:i], text[i+1:]
+			} else {
+				text = ""
+			}
+			if !yield(l) {
+				return
+			}
+		}
+	}
+}
+
 // isTaskLog reports whether most of text's first lines carry a task prefix
 // (taskPrefixLen), one of them on three lines at least: a workspace run
 // interleaves its packages, and a prose line that happens to open with "Note
@@ -191,13 +205,7 @@ func isTaskLog(text string) bool {
 	lines, prefixed, best := 0, 0, 0
 	var last string
 	run := 0
-	for k := 0; k < taskLogLines && text != ""; k++ {
-		l := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			text = ""
-		}
+	for l := range headLines(text, taskLogLines) {
 		if strings.IndexByte(l, 0x1b) >= 0 {
 			l = stripANSI(l) // turbo colours each package's prefix
 		}

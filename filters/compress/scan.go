@@ -521,13 +521,7 @@ func matchColon(s string) int {
 // two lines opening with a timestamp prefix (ciLogPrefix): the part read
 // from the middle of a long output may start inside a line.
 func isCILog(text string) bool {
-	for k := 0; k < 2 && text != ""; k++ {
-		l := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			text = ""
-		}
+	for l := range headLines(text, 2) {
 		if ciLogPrefix(l) > 0 {
 			return true
 		}
