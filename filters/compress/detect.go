@@ -223,16 +223,20 @@ func shellReadExtension(cmd string) string {
 		if len(files) == 0 {
 			continue
 		}
-		name := files[len(files)-1]
-		name = name[strings.LastIndexAny(name, "/\\")+1:]
-		dot := strings.LastIndexByte(name, '.')
-		if dot <= 0 || len(name)-dot > 7 {
-			ext = ""
-			continue
-		}
-		ext = strings.ToLower(name[dot+1:])
+		ext, _ = fileExtension(files[len(files)-1])
 	}
 	return ext
+}
+
+// fileExtension returns the lower-cased extension of a path's file name,
+// ok false when the name has none or one longer than six bytes.
+func fileExtension(path string) (ext string, ok bool) {
+	name := path[strings.LastIndexAny(path, "/\\")+1:]
+	dot := strings.LastIndexByte(name, '.')
+	if dot <= 0 || len(name)-dot > 7 {
+		return "", false
+	}
+	return strings.ToLower(name[dot+1:]), true
 }
 
 // readExtension returns the lower-cased extension of the file a read
@@ -246,13 +250,7 @@ func readExtension(h Hint) (ext string, ok bool) {
 		if v.Type != gjson.String {
 			continue
 		}
-		name := v.String()
-		name = name[strings.LastIndexAny(name, "/\\")+1:]
-		dot := strings.LastIndexByte(name, '.')
-		if dot <= 0 || len(name)-dot > 7 {
-			return "", false
-		}
-		return strings.ToLower(name[dot+1:]), true
+		return fileExtension(v.String())
 	}
 	return "", false
 }

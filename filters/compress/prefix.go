@@ -134,30 +134,13 @@ func syslogTime(l string) int {
 			return 0
 		}
 		i += len("hh:mm:ss")
-		if i < len(l) && l[i] == '.' {
-			i += 1 + digits(l[i+1:])
-		}
-		return i
+		return i + fractionLen(l[i:])
 	}
 	// short-iso: 2024-11-28T10:00:00+0000, 2024-11-28T10:00:00.123456+00:00
-	const date = "dddd-dd-ddT"
-	if len(l) < len(date)+8 {
-		return 0
-	}
-	for k := range len(date) {
-		if date[k] == 'd' && !isDigit(l[k]) || date[k] != 'd' && l[k] != date[k] {
-			return 0
-		}
-	}
-	i := len(date)
-	if !isClock(l[i:]) {
-		return 0
-	}
-	i += len("hh:mm:ss")
-	if i < len(l) && l[i] == '.' {
-		i += 1 + digits(l[i+1:])
-	}
+	i := isoDateTime(l)
 	switch {
+	case i == 0:
+		return 0
 	case i < len(l) && l[i] == 'Z':
 		return i + 1
 	case i < len(l) && (l[i] == '+' || l[i] == '-'):

@@ -578,8 +578,18 @@ func ciLogPrefix(l string) int {
 // isoTimestampZ is the length of the UTC timestamp s starts with,
 // "2026-07-14T14:03:52Z" or with a fraction, "…52.0047503Z", or 0.
 func isoTimestampZ(s string) int {
+	i := isoDateTime(s)
+	if i > 0 && i < len(s) && s[i] == 'Z' {
+		return i + 1
+	}
+	return 0
+}
+
+// isoDateTime is the length of the ISO 8601 date and time s starts with,
+// "2026-07-14T14:03:52" and its fraction if any, without a zone; or 0.
+func isoDateTime(s string) int {
 	const form = "dddd-dd-ddTdd:dd:dd"
-	if len(s) < len(form)+1 {
+	if len(s) < len(form) {
 		return 0
 	}
 	for i := 0; i < len(form); i++ {
@@ -587,12 +597,14 @@ func isoTimestampZ(s string) int {
 			return 0
 		}
 	}
-	i := len(form)
-	if s[i] == '.' {
-		i += 1 + digits(s[i+1:])
-	}
-	if i < len(s) && s[i] == 'Z' {
-		return i + 1
+	return len(form) + fractionLen(s[len(form):])
+}
+
+// fractionLen is the length of the fraction of a second s starts with
+// (".0047503"), or 0.
+func fractionLen(s string) int {
+	if s != "" && s[0] == '.' {
+		return 1 + digits(s[1:])
 	}
 	return 0
 }
