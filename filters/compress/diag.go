@@ -16,11 +16,14 @@ func failureMarked(l string) bool { return failureMarkedIn(l, allBits) }
 // failureMarkedIn is failureMarked with the line's bytes (bitsOf) gating
 // each search: most lines of a traceback pass isFailingTest's gate, few
 // hold the letters of FAIL or ERROR or a character past ASCII.
+//
+// The duration is read first: it looks at the line's end only, while
+// ContainsAny with a non-ASCII set decodes every rune of the line.
 func failureMarkedIn(l string, m lineBits) bool {
 	return m.has('F') && m.has('A') && m.has('I') && m.has('L') && strings.Contains(l, "FAIL") ||
 		m.has('E') && m.has('R') && m.has('O') && strings.Contains(l, "ERROR") ||
 		m&bitNonASCII != 0 && (strings.Contains(l, "●") && strings.Contains(l, "›") ||
-			strings.ContainsAny(l, "✕✗×") && endsWithDuration(trimRight(l)))
+			endsWithDuration(trimRight(l)) && strings.ContainsAny(l, "✕✗×"))
 }
 
 // endsWithDuration reports whether a line ends with a test's run time as

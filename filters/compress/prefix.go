@@ -19,6 +19,8 @@ const (
 	// syslogPrefix: journalctl's or a syslog file's time, host and
 	// program (syslogPrefixLen).
 	syslogPrefix
+	// clockPrefix: a bare time of day (clockPrefixLen).
+	clockPrefix
 )
 
 // prefixOf reads the first lines of text for the prefix its lines carry.
@@ -32,6 +34,9 @@ func prefixOf(text string) linePrefix {
 	if isSyslog(text) {
 		return syslogPrefix
 	}
+	if mostLinesCarry(text, clockPrefixLen) {
+		return clockPrefix
+	}
 	return noPrefix
 }
 
@@ -44,24 +49,60 @@ func (f linePrefix) cut(l string) int {
 		return taskPrefixLen(l)
 	case syslogPrefix:
 		return syslogPrefixLen(l)
+	case clockPrefix:
+		return clockPrefixLen(l)
 	}
 	return 0
 }
 
-// isSyslog reports whether most of text's first lines (taskLogLines of
-// them) carry a syslog prefix, three at least.
-func isSyslog(text string) bool {
+// isSyslog reports whether most of text's first lines carry a syslog
+// prefix.
+func isSyslog(text string) bool { return mostLinesCarry(text, syslogPrefixLen) }
+
+// mostLinesCarry reports whether three or more, and three in five, of the
+// non-blank lines among text's first taskLogLines carry the prefix whose
+// length prefixLen reads.
+func mostLinesCarry(text string, prefixLen func(string) int) bool {
 	lines, prefixed := 0, 0
 	for l := range headLines(text, taskLogLines) {
 		if isBlank(l) {
 			continue
 		}
 		lines++
-		if syslogPrefixLen(l) > 0 {
+		if prefixLen(l) > 0 {
 			prefixed++
 		}
 	}
 	return prefixed >= 3 && prefixed*5 >= lines*3
+}
+
+// clockPrefixLen is the length of a bare time of day before a line, or 0:
+// "10:00:00 " or "[10:00:00] ", with a fraction or not, as Jenkins'
+// Timestamper plugin, gulp and many build tools print it before each line
+// they relay. What follows is the tool's own line.
+func clockPrefixLen(l string) int {
+	i := 0
+	if l != "" && l[0] == '[' {
+		i = 1
+	}
+	if !isClock(l[i:]) {
+		return 0
+	}
+	n := i + len("hh:mm:ss")
+	n += fractionLen(l[n:])
+	if i == 1 {
+		if n >= len(l) || l[n] != ']' {
+			return 0
+		}
+		n++
+	}
+	switch {
+	case n == len(l):
+		return n
+	case l[n] == ' ':
+		return n + 1
+	}
+	return 0
 }
 
 // syslogPrefixLen is the length of the prefix journalctl and syslog files
@@ -71,10 +112,16 @@ func isSyslog(text string) bool {
 // program with its pid and a colon ("app[4242]: ", "kernel: "), as
 // journalctl(1) describes its output modes. What follows is the
 // program's own line, which the classifiers read without it.
+//
+// Heroku's log stream (`heroku logs`) has the same shape without the host:
+// an ISO time, then the source and the dyno, "app[web.1]: ".
 func syslogPrefixLen(l string) int {
 	n := syslogTime(l)
 	if n == 0 || n >= len(l) || l[n] != ' ' {
 		return 0
+	}
+	if p := programPrefixEnd(l, n+1, true); p > 0 {
+		return p // Heroku's: no host
 	}
 	// The host: one word.
 	h := n + 1
@@ -85,8 +132,14 @@ func syslogPrefixLen(l string) int {
 	if e == h || e >= len(l) || l[e] != ' ' {
 		return 0
 	}
-	// The program ("systemd[1]", "kernel", "app.service"), then ": ".
-	p := e + 1
+	return programPrefixEnd(l, e+1, false)
+}
+
+// programPrefixEnd reads, at l[p:], the program a syslog line names
+// ("systemd[1]", "kernel", "app.service") and the ": " after it, and
+// returns where the prefix ends, or 0. In brackets is the program's pid,
+// or with dyno Heroku's dyno ("app[web.1]", "heroku[router]").
+func programPrefixEnd(l string, p int, dyno bool) int {
 	q := p
 	for q < len(l) && q-p < 128 && (isTaskNameByte(l[q]) || l[q] == '(' || l[q] == ')') {
 		q++
@@ -95,11 +148,14 @@ func syslogPrefixLen(l string) int {
 		return 0
 	}
 	if q < len(l) && l[q] == '[' {
-		d := digits(l[q+1:])
-		if d == 0 || q+1+d >= len(l) || l[q+1+d] != ']' {
+		d := q + 1
+		for d < len(l) && d-q <= 64 && (isDigit(l[d]) || dyno && isTaskNameByte(l[d])) {
+			d++
+		}
+		if d == q+1 || d >= len(l) || l[d] != ']' {
 			return 0
 		}
-		q += d + 2
+		q = d + 1
 	}
 	if q >= len(l) || l[q] != ':' {
 		return 0

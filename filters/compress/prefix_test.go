@@ -145,6 +145,11 @@ func TestSyslogPrefixLen(t *testing.T) {
 		{"Nov 28 10:00:00 hostonly", ""},         // no program
 		{"2024-11-28T10:00:00 host app: x", ""},  // no offset: not journalctl's
 		{"Note: the build on Nov 28 failed", ""}, // prose
+		// Heroku's log stream: no host, the dyno in brackets.
+		{"2024-05-01T10:00:00.123456+00:00 app[web.1]: FAILED tests/a.py::t", "2024-05-01T10:00:00.123456+00:00 app[web.1]: "},
+		{"2024-05-01T10:00:00+00:00 heroku[router]: at=error code=H10", "2024-05-01T10:00:00+00:00 heroku[router]: "},
+		{"2024-05-01T10:00:00+00:00 app[web.1] x", ""}, // no colon
+		{"2024-05-01T10:00:00+00:00 app[]: x", ""},     // no dyno
 	} {
 		if got := tc.l[:syslogPrefixLen(tc.l)]; got != tc.want {
 			t.Errorf("syslogPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
@@ -159,8 +164,39 @@ func TestSyslogPrefixLen(t *testing.T) {
 	}
 }
 
+// TestClockPrefixLen: a bare time of day before each line (Jenkins'
+// Timestamper, gulp) is read through, and only when most lines carry it.
+func TestClockPrefixLen(t *testing.T) {
+	for _, tc := range []struct {
+		l    string
+		want string // the prefix cut, "" for none
+	}{
+		{"10:00:00 FAILED tests/a.py::t", "10:00:00 "},
+		{"[10:00:00] Starting 'build'...", "[10:00:00] "},
+		{"10:00:00.123 + make test", "10:00:00.123 "},
+		{"[10:00:00.5] x", "[10:00:00.5] "},
+		{"10:00:00", "10:00:00"},
+		{"10:00:00x", ""},        // not a time alone
+		{"[10:00:00 x", ""},      // unclosed
+		{"10:00 x", ""},          // no seconds
+		{"1:00:00 x", ""},        // one-digit hour: not this form
+		{"10:00:00AM x", ""},     // not followed by a space
+		{"Took 10:00:00 to", ""}, // prose
+	} {
+		if got := tc.l[:clockPrefixLen(tc.l)]; got != tc.want {
+			t.Errorf("clockPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
+		}
+	}
+	if prefixOf("10:00:00 a\n10:00:01 b\n\n10:00:02 c\nplain\n") != clockPrefix {
+		t.Errorf("a clocked log not read as one")
+	}
+	if prefixOf("10:00:00 a\nplain\nplain\nplain\n") == clockPrefix {
+		t.Errorf("one clocked line made an output a clocked log")
+	}
+}
+
 func FuzzSyslogPrefix(f *testing.F) {
-	for _, l := range []string{"Nov 28 10:00:00 h app[1]: x", "2024-11-28T10:00:00+0000 h k: x", "Nov  8 09:01:02 h k:", "Jan 1", ""} {
+	for _, l := range []string{"Nov 28 10:00:00 h app[1]: x", "2024-11-28T10:00:00+0000 h k: x", "Nov  8 09:01:02 h k:", "Jan 1", "", "2024-05-01T10:00:00+00:00 app[web.1]: x", "[10:00:00.5] x", "10:00:00"} {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, l string) {
@@ -172,5 +208,8 @@ func FuzzSyslogPrefix(f *testing.F) {
 			t.Fatalf("syslogPrefixLen(%q) = %d: the cut ends inside the line's text", l, n)
 		}
 		_ = isSyslog(l + "\n" + l + "\n" + l)
+		if c := clockPrefixLen(l); c < 0 || c > len(l) || c > 0 && c != len(l) && l[c-1] != ' ' {
+			t.Fatalf("clockPrefixLen(%q) = %d", l, c)
+		}
 	})
 }

@@ -340,6 +340,11 @@ var formWrappers = []struct {
 	}},
 	{"jenkins", prefixLines("[2024-05-01T10:00:00.123Z] "), func(s string) string { return strings.ReplaceAll(s, "[2024-05-01T10:00:00.123Z] ", "") }},
 	{"kubectl", prefixLines("[pod/web-1/app] "), func(s string) string { return strings.ReplaceAll(s, "[pod/web-1/app] ", "") }},
+	{"heroku", prefixLines("2024-05-01T10:00:00.123456+00:00 app[web.1]: "), func(s string) string {
+		return strings.ReplaceAll(s, "2024-05-01T10:00:00.123456+00:00 app[web.1]: ", "")
+	}},
+	{"clock", prefixLines("10:00:00 "), func(s string) string { return strings.ReplaceAll(s, "10:00:00 ", "") }},
+	{"clock-bracket", prefixLines("[10:00:00] "), func(s string) string { return strings.ReplaceAll(s, "[10:00:00] ", "") }},
 	{"mini-swe-agent", func(s string) string { return "<returncode>1</returncode>\n<output>\n" + s + "</output>" }, nil},
 	{"codex", func(s string) string {
 		return "Chunk ID: 3f2a\nWall time: 2.1 seconds\nProcess exited with code 1\nOriginal token count: 4000\nOutput:\n" + s
