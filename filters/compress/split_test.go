@@ -116,8 +116,10 @@ var sourceSet = map[string]string{
 	"claude-code-authgo":  "test",   // Claude Code 2.1 native transcripts, entireio/auth-go (Go OAuth library: go test, go vet, golangci-lint, benchmarks)
 	"claude-code-starcar": "tuning", // Claude Code 2.1 native transcripts on Windows, polecatspeaks/StarCar (PowerShell tool, Pester, Playwright, go test; process documents)
 	// Round 19, placed by order of completion before any of their outputs
-	// was compressed: the first source finished is measured.
-	"claude-code-fittoday": "test", // Claude Code 2.1 native transcripts, Viniciuscarvalho/FitToday (Swift iOS app: xcodebuild build and test, git, gh)
+	// was compressed: the first source finished is measured, the second
+	// tunes.
+	"claude-code-fittoday": "test",   // Claude Code 2.1 native transcripts, Viniciuscarvalho/FitToday (Swift iOS app: xcodebuild build and test, git, gh)
+	"codex-cli-mise":       "tuning", // Codex CLI 0.142 (Codex Desktop) rollouts, jdx/mise (Rust: cargo test, cargo clippy, gh, git, rg)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -158,6 +160,7 @@ var sessionAgents = map[string]string{
 	"claude-code-authgo":             "claude-code-authgo",
 	"claude-code-starcar":            "claude-code-starcar",
 	"claude-code-fittoday":           "claude-code-fittoday",
+	"codex-cli-mise":                 "codex-cli-mise",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
