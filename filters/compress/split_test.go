@@ -115,6 +115,11 @@ var sourceSet = map[string]string{
 	// which are measured too), the second tunes.
 	"claude-code-authgo":  "test",   // Claude Code 2.1 native transcripts, entireio/auth-go (Go OAuth library: go test, go vet, golangci-lint, benchmarks)
 	"claude-code-starcar": "tuning", // Claude Code 2.1 native transcripts on Windows, polecatspeaks/StarCar (PowerShell tool, Pester, Playwright, go test; process documents)
+	// Round 19, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured, the second
+	// tunes.
+	"claude-code-fittoday": "test",   // Claude Code 2.1 native transcripts, Viniciuscarvalho/FitToday (Swift iOS app: xcodebuild build and test, git, gh)
+	"codex-cli-mise":       "tuning", // Codex CLI 0.142 (Codex Desktop) rollouts, jdx/mise (Rust: cargo test, cargo clippy, gh, git, rg)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -154,6 +159,8 @@ var sessionAgents = map[string]string{
 	"claude-code-ned":                "claude-code-ned",
 	"claude-code-authgo":             "claude-code-authgo",
 	"claude-code-starcar":            "claude-code-starcar",
+	"claude-code-fittoday":           "claude-code-fittoday",
+	"codex-cli-mise":                 "codex-cli-mise",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -252,7 +259,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
-			"claude-code-authgo":
+			"claude-code-authgo", "claude-code-fittoday":
 			field = append(field, s)
 		}
 	}
