@@ -831,7 +831,14 @@ func isErrorLineIn(l string, m lineBits) bool {
 		return true
 	}
 	t := trimLeft(l)
+	// A long line is read by its start, and by its end for how a process
+	// ended: cargo reports a failed test binary or build script as
+	// "process didn't exit successfully: `<command>` (exit status: 101)",
+	// after a command line that can run to kilobytes (a rustc invocation
+	// under sccache).
+	end := ""
 	if len(t) > 2000 {
+		end = t[len(t)-exitTail:]
 		t = t[:2000]
 	}
 	// Node's coded errors need the bracket and underscore of "[ERR_":
@@ -858,12 +865,16 @@ func isErrorLineIn(l string, m lineBits) bool {
 		return true
 	}
 	// A process that ended badly: "exit status 1", "Exit code: 143".
-	if m.has('x') && m.has('i') && m.has('t') && m.has('0') && hasExitFailure(t) {
+	if m.has('x') && m.has('i') && m.has('t') && m.has('0') && (hasExitFailure(t) || end != "" && hasExitFailure(end)) {
 		return true
 	}
 	// A word ending in Error or Exception.
 	return m.has('E') && (rror && m.has('r') && m.has('o') || m.has('x') && m.has('c') && m.has('p')) && hasExceptionToken(t, true)
 }
+
+// exitTail is how much of a long line's end isErrorLineIn reads for an
+// exit status.
+const exitTail = 64
 
 // isErrorOrLogError is isErrorLineIn or, when logKind, isLogErrorIn. In
 // a log, most lines hold the bytes of an error word (a timestamp's ':', an
