@@ -2304,6 +2304,17 @@ var toolOutcomes = []struct {
 	{"dialyzer", "mix dialyzer", formRep(40, func(i int) string { return fmt.Sprintf("Compiling %d files (.ex)", i) }) +
 		"lib/app/worker.ex:12:no_return\nFunction run/0 has no local return.\n________________________________________________________________________________\ndone (warnings were emitted)\nHalting VM with exit status 2\n",
 		[]string{"done (warnings were emitted)"}},
+	// xcpretty and xcbeautify write Xcode's compiler errors as "❌ path:line:col: message".
+	{"xcpretty", "xcodebuild -scheme App build | xcpretty", formRep(70, func(i int) string { return fmt.Sprintf("▸ Compiling View%02d.swift", i) }) +
+		"❌ /Users/dev/App/App/Views/View40.swift:12:5: cannot find 'foo' in scope\n    foo()\n    ^~~\n" +
+		formRep(30, func(i int) string {
+			return fmt.Sprintf("⚠️  /Users/dev/App/App/Views/View%02d.swift:3:1: 'x' is deprecated", i)
+		}) + "** BUILD FAILED **\n",
+		[]string{"❌ /Users/dev/App/App/Views/View40.swift:12:5: cannot find 'foo' in scope", "** BUILD FAILED **"}},
+	{"xcodebuild", "xcodebuild -scheme App archive", formRep(50, func(i int) string {
+		return fmt.Sprintf("ProcessInfoPlistFile /Users/dev/DerivedData/App/Build/Products/Debug-iphoneos/App.app/Info%d.plist /Users/dev/App/App/Info.plist (in target 'App' from project 'App')\n    cd /Users/dev/App", i)
+	}) + "/Users/dev/App/App.xcodeproj: error: No profiles for 'com.dev.App' were found (in target 'App' from project 'App')\n** ARCHIVE FAILED **\n\n\nThe following build commands failed:\n\tArchiving project App with scheme App\n(1 failure)\n",
+		[]string{"error: No profiles for 'com.dev.App' were found", "** ARCHIVE FAILED **"}},
 }
 
 // The outcome predicates read their tools' forms only: a line that merely

@@ -263,9 +263,9 @@ func isSummaryLine(l string) bool {
 // CMake's "-- Configuring incomplete, errors occurred!", a sanitizer's
 // "SUMMARY: AddressSanitizer: heap-buffer-overflow /app/a.c:8:10 in main",
 // systemctl status's "Active: failed (Result: exit-code) since …",
-// Dialyzer's "done (warnings were emitted)" and a row
-// of Ansible's PLAY RECAP ("web1 : ok=31 changed=0 unreachable=0
-// failed=1 …").
+// Dialyzer's "done (warnings were emitted)", xcodebuild's "** BUILD
+// FAILED **" and a row of Ansible's PLAY RECAP ("web1 : ok=31 changed=0
+// unreachable=0 failed=1 …").
 func isToolOutcome(t string) bool {
 	switch t[0] {
 	case '[':
@@ -279,6 +279,11 @@ func isToolOutcome(t string) bool {
 	case 'd':
 		// Dialyzer's last line.
 		return t == "done (warnings were emitted)" || t == "done (passed successfully)"
+	case '*':
+		// xcodebuild's last line: "** BUILD FAILED **", "** TEST
+		// SUCCEEDED **", "** ARCHIVE FAILED **".
+		r, ok := strings.CutPrefix(t, "** ")
+		return ok && (strings.HasSuffix(r, " FAILED **") || strings.HasSuffix(r, " SUCCEEDED **") || strings.HasSuffix(r, " INTERRUPTED **")) && len(r) < 40
 	}
 	return isAnsibleRecapRow(t)
 }
@@ -850,7 +855,8 @@ func isErrorLineIn(l string, m lineBits) bool {
 		// the name of a cmdlet, …" ('-', 'g' and 'z' are not in the set).
 		t != "" && t[0] == '\'' && strings.Contains(t, "' is not recognized as ") ||
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
-		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) {
+		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
+		m&bitNonASCII != 0 && isCrossMarkedLocation(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -870,6 +876,19 @@ func isErrorLineIn(l string, m lineBits) bool {
 	}
 	// A word ending in Error or Exception.
 	return m.has('E') && (rror && m.has('r') && m.has('o') || m.has('x') && m.has('c') && m.has('p')) && hasExceptionToken(t, true)
+}
+
+// isCrossMarkedLocation matches the compiler errors xcpretty and
+// xcbeautify write for xcodebuild: a cross mark, the file:line:column, and
+// the message without "error:" ("❌ /src/A.swift:12:5: cannot find 'x' in
+// scope"). A cross mark before prose ("❌ Not supported") is not one.
+func isCrossMarkedLocation(t string) bool {
+	r, ok := strings.CutPrefix(t, "❌")
+	if !ok {
+		return false
+	}
+	_, _, hit := parseHit(trimLeft(r))
+	return hit
 }
 
 // exitTail is how much of a long line's end isErrorLineIn reads for an

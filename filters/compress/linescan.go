@@ -210,6 +210,8 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "Active: ")
 	case 'd':
 		return strings.HasPrefix(t, "done (")
+	case '*':
+		return strings.HasPrefix(t, "** ")
 	case '#':
 		return strings.HasPrefix(t, "# ")
 	case 'D':
