@@ -519,6 +519,34 @@ func TestSearchListsOneFilesManyHits(t *testing.T) {
 	}
 }
 
+// TestLongLinesUseTheAim: an output that is mostly one long line (a JSON
+// reply under a harness's header) is cut to what the aim allows, not to an
+// eighth of it (round 19's Codex replies of gh api reached 4x at 22x).
+func TestLongLinesUseTheAim(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Chunk ID: f632a6\nWall time: 0.1814 seconds\nProcess exited with code 0\nOriginal token count: 1645\nOutput:\n[")
+	for i := 0; b.Len() < 24000; i++ {
+		fmt.Fprintf(&b, `{"id":%d,"path":"src/config/mod_%d.rs","body":"the resolver reads task_env_cache_%d before the hook runs"},`, i, i, i)
+	}
+	b.WriteString(`{"id":-1}]`)
+	text := b.String()
+	h := Hint{ToolName: "exec_command", Args: `{"cmd":"gh api repos/o/r/pulls/1/comments"}`}
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, _ := s.Compress(text, h)
+		aim := int(float64(len(text)) / ratio)
+		if len(out) < aim*3/4 || len(out) > aim+64 {
+			t.Errorf("%gx: %d bytes for an aim of %d:\n%s", ratio, len(out), aim, out)
+		}
+		if !strings.HasPrefix(out, "Chunk ID: f632a6\n") || !strings.HasSuffix(out, `{"id":-1}]`) {
+			t.Errorf("%gx: the header or the end lost:\n%s", ratio, out)
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+}
+
 // TestErrorLineForms: the failure reports that do not open their line
 // (a tree glyph or a prompt before "fatal:"), a command's non-zero exit,
 // TypeScript's "error TS2322:" and ESLint's "12:5  error  …" are error

@@ -148,7 +148,7 @@ func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
 	// is worth more than hitting the target exactly. selectGreedy then
 	// leaves a quarter of the aim for their context.
 	p.critCap = p.budget * 7 / 4
-	p.maxLine = min(max(p.budget/8, 512), 16384)
+	p.maxLine = min(max(p.budget/8, 512), maxLineCap)
 	body := text
 	if strings.HasSuffix(body, "\n") {
 		body = body[:len(body)-1]
@@ -604,6 +604,9 @@ func idEnd(s string) int {
 	return i
 }
 
+// maxLineCap bounds how long a kept line may stay before it is cut.
+const maxLineCap = 16384
+
 // cutMarkCost is what "[… 1234 bytes omitted …]" takes.
 const cutMarkCost = 28
 
@@ -948,7 +951,37 @@ func (p *plan) fillSmallGaps() {
 // a.py:12, a.py:40, b.py:7"), within what selection reserved (gapLocations).
 func (p *plan) render() (string, int) {
 	p.locLists = p.frameCat >= 0 || p.readLocs
-	return p.renderOnce()
+	// What rendering spends of the lists' room, and the locations it
+	// has named, start over if it renders again.
+	listLeft, locNeed := p.listLeft, p.locNeed
+	out, omitted := p.renderOnce()
+	if p.growLongLines(len(out)) {
+		p.listLeft, p.locNeed, p.listed = listLeft, locNeed, nil
+		return p.renderOnce()
+	}
+	return out, omitted
+}
+
+// growLongLines lets the kept lines cut at maxLine take what an output of
+// size bytes leaves of the aim, shared evenly, and reports whether it
+// did. A result that is one long line (a JSON reply under a harness's
+// header, a minified file) was cut to an eighth of the aim and left the
+// rest unused.
+func (p *plan) growLongLines(size int) bool {
+	if size >= p.budget || p.maxLine >= maxLineCap {
+		return false
+	}
+	k := 0
+	for i := 0; i < p.n; i++ {
+		if p.cls[i].keep && len(p.line(i)) > p.maxLine && !(p.mustCut > 0 && p.must(i)) && p.hitCutAt(i) == 0 {
+			k++
+		}
+	}
+	if k == 0 {
+		return false
+	}
+	p.maxLine = min(p.maxLine+(p.budget-size)/k, maxLineCap)
+	return true
 }
 
 func (p *plan) renderOnce() (string, int) {
