@@ -262,6 +262,12 @@ func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Repor
 			p.selectGreedy()
 		case KindSearch:
 			classifySearch(p)
+			if p.criticalAreDiagnostics() {
+				// A compiler's report read as hits (`swift build 2>&1 |
+				// grep error:`, a build's last lines): its error hits
+				// are failures, not code that names errors.
+				p.critCap = max(p.budget*3, p.budget+critFloor)
+			}
 			p.raiseAlternatives()
 			p.selectGreedy()
 		case KindDirListing:

@@ -519,6 +519,38 @@ func TestSearchListsOneFilesManyHits(t *testing.T) {
 	}
 }
 
+// TestBuildDiagnosticsThroughGrep: a build's errors read as search hits
+// (`swift build 2>&1 | grep error:`, a build's last lines) are failures:
+// they may take what a program's critical lines take, not the 1.75 times
+// the aim a grep of code's error hits gets; "error" in a grep of code is
+// not one.
+func TestBuildDiagnosticsThroughGrep(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "/Users/dev/App/App/Services/Service%02d.swift:%d:13: error: value of type 'WorkoutRepository' has no member 'fetchAll%d'\n", i, 20+i, i)
+	}
+	for _, cmd := range []string{`swift build 2>&1 | grep error:`, `xcodebuild -scheme App build 2>&1 | tail -80`} {
+		s := Structural(StructuralOptions{TargetRatio: 4})
+		out, rep := s.Compress(b.String(), bash(cmd))
+		if kept := strings.Count(out, ": error: value of type"); kept < 40 {
+			t.Errorf("%s (%s): kept %d of 60 errors:\n%s", cmd, rep.Kind, kept, out)
+		}
+	}
+	for _, l := range []struct {
+		line string
+		want bool
+	}{
+		{"Sources/App/A.swift:12:5: error: cannot find 'x' in scope", true},
+		{"src/main.c:3: fatal error: stdio.h: No such file or directory", true},
+		{`src/log.go:40:	return fmt.Errorf("open: error: %w", err)`, false},
+		{"docs/errors.md:12: error codes are listed below", false},
+	} {
+		if got := isDiagnosticHit(l.line); got != l.want {
+			t.Errorf("isDiagnosticHit(%q) = %v", l.line, got)
+		}
+	}
+}
+
 // TestLongLinesUseTheAim: an output that is mostly one long line (a JSON
 // reply under a harness's header) is cut to what the aim allows, not to an
 // eighth of it (round 19's Codex replies of gh api reached 4x at 22x).

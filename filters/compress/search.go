@@ -466,3 +466,41 @@ func isListingSummary(t string) bool {
 	return strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "total ") && digits(t[6:]) == len(t)-6 ||
 		strings.HasPrefix(t, "There are more than ") || looksLikeMarker(t) || strings.HasPrefix(t, "(Results are truncated")
 }
+
+// criticalAreDiagnostics reports whether most of a search's critical hits
+// are a compiler's diagnostics, "path:12:5: error: …", as GNU's standard
+// for compiler messages words them and clang, swiftc, gcc, rustc's short
+// form and go vet follow: the search is a build's report, not a grep of
+// code.
+func (p *plan) criticalAreDiagnostics() bool {
+	crit, diag := 0, 0
+	for i, l := range p.allLines() {
+		if p.cls[i].tier != tierCritical {
+			continue
+		}
+		crit++
+		if isDiagnosticHit(l) {
+			diag++
+		}
+	}
+	return diag > 0 && diag*2 >= crit
+}
+
+// isDiagnosticHit matches "path:line[:col]: error: …", "…: error[E0308]:
+// …" and "…: fatal error: …": a location's digits right before the
+// severity, and the severity's colon or code after it.
+func isDiagnosticHit(l string) bool {
+	if len(l) > 4096 {
+		l = l[:4096]
+	}
+	for _, sev := range [...]string{": error", ": fatal error"} {
+		i := strings.Index(l, sev)
+		if i <= 0 || i+len(sev) >= len(l) || l[i+len(sev)] != ':' && l[i+len(sev)] != '[' {
+			continue
+		}
+		if d := digitsBefore(l[:i]); d > 0 && d < i && l[i-d-1] == ':' {
+			return true
+		}
+	}
+	return false
+}
