@@ -529,11 +529,19 @@ func TestBuildDiagnosticsThroughGrep(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		fmt.Fprintf(&b, "/Users/dev/App/App/Services/Service%02d.swift:%d:13: error: value of type 'WorkoutRepository' has no member 'fetchAll%d'\n", i, 20+i, i)
 	}
-	for _, cmd := range []string{`swift build 2>&1 | grep error:`, `xcodebuild -scheme App build 2>&1 | tail -80`} {
+	var ts strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&ts, "src/components/Widget%02d.tsx:%d:13 - error TS2339: Property 'fetchAll%d' does not exist on type 'WorkoutRepository'.\n", i, 20+i, i)
+	}
+	for _, c := range []struct{ cmd, text, error string }{
+		{`swift build 2>&1 | grep error:`, b.String(), ": error: value of type"},
+		{`xcodebuild -scheme App build 2>&1 | tail -80`, b.String(), ": error: value of type"},
+		{`npx tsc --noEmit 2>&1 | head -100`, ts.String(), " - error TS2339: "},
+	} {
 		s := Structural(StructuralOptions{TargetRatio: 4})
-		out, rep := s.Compress(b.String(), bash(cmd))
-		if kept := strings.Count(out, ": error: value of type"); kept < 40 {
-			t.Errorf("%s (%s): kept %d of 60 errors:\n%s", cmd, rep.Kind, kept, out)
+		out, rep := s.Compress(c.text, bash(c.cmd))
+		if kept := strings.Count(out, c.error); kept < 40 {
+			t.Errorf("%s (%s): kept %d of 60 errors:\n%s", c.cmd, rep.Kind, kept, out)
 		}
 	}
 	for _, l := range []struct {
@@ -542,6 +550,8 @@ func TestBuildDiagnosticsThroughGrep(t *testing.T) {
 	}{
 		{"Sources/App/A.swift:12:5: error: cannot find 'x' in scope", true},
 		{"src/main.c:3: fatal error: stdio.h: No such file or directory", true},
+		{"src/components/Cart.tsx:12:5 - error TS2339: Property 'total' does not exist on type 'Cart'.", true},
+		{"docs/cli.md:40:  --format - error output as JSON", false},
 		{`src/log.go:40:	return fmt.Errorf("open: error: %w", err)`, false},
 		{"docs/errors.md:12: error codes are listed below", false},
 	} {

@@ -487,15 +487,19 @@ func (p *plan) criticalAreDiagnostics() bool {
 }
 
 // isDiagnosticHit matches "path:line[:col]: error: …", "…: error[E0308]:
-// …" and "…: fatal error: …": a location's digits right before the
-// severity, and the severity's colon or code after it.
+// …", "…: fatal error: …" and TypeScript's "path:line:col - error TS2339:
+// …": a location's digits right before the severity, and the severity's
+// colon or code after it.
 func isDiagnosticHit(l string) bool {
 	if len(l) > 4096 {
 		l = l[:4096]
 	}
-	for _, sev := range [...]string{": error", ": fatal error"} {
+	for _, sev := range [...]string{": error", ": fatal error", " - error"} {
 		i := strings.Index(l, sev)
-		if i <= 0 || i+len(sev) >= len(l) || l[i+len(sev)] != ':' && l[i+len(sev)] != '[' {
+		if i <= 0 || i+len(sev) >= len(l) {
+			continue
+		}
+		if next := l[i+len(sev):]; next[0] != ':' && next[0] != '[' && !strings.HasPrefix(next, " TS") {
 			continue
 		}
 		if d := digitsBefore(l[:i]); d > 0 && d < i && l[i-d-1] == ':' {
