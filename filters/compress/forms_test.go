@@ -594,10 +594,7 @@ func TestLongLinesUseTheAim(t *testing.T) {
 // TypeScript's "error TS2322:" and ESLint's "12:5  error  …" are error
 // lines; their look-alikes are not.
 func TestErrorLineForms(t *testing.T) {
-	for _, c := range []struct {
-		line string
-		want bool
-	}{
+	checkLineCases(t, "isErrorLine", isErrorLine, []lineCase{
 		{"└ fatal: not a git repository (or any of the parent directories): .git", true},
 		{"  ⎿ fatal: path 'src/scripts/shred-docs.js' exists, but not 'scripts/shred-docs.js'", true},
 		{"@agentv/core test: fatal: Could not read from remote repository.", true},
@@ -679,12 +676,7 @@ func TestErrorLineForms(t *testing.T) {
 		{"HTTP/2 301", false},
 		{"Exception: boom", true},
 		{"Command timed out after 2m 0.0s", true},
-	} {
-		if got := isErrorLine(c.line); got != c.want {
-			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)
-		}
-		checkGates(t, c.line)
-	}
+	})
 }
 
 // TestSearchKeepsErrorHits: in a search too long for its aim, the hits
@@ -875,10 +867,7 @@ func TestFrameListOneSlotNamesInnermost(t *testing.T) {
 }
 
 func TestCommitSummary(t *testing.T) {
-	for _, c := range []struct {
-		line string
-		want bool
-	}{
+	checkLineCases(t, "isCommitSummary", isCommitSummary, []lineCase{
 		{"[main c9e7dcd] Add output type support to error fix remediation", true},
 		{"[feat/share-ui (root-commit) 1a2b3c4] Initial commit", true},
 		{"[detached HEAD 0b03276d] fix: retry", true},
@@ -890,24 +879,13 @@ func TestCommitSummary(t *testing.T) {
 		{"[main XYZ1234] not hex", false},
 		{"[c9e7dcd] no branch", false},
 		{"see [main c9e7dcd] inside a line", false},
-	} {
-		if got := isCommitSummary(c.line); got != c.want {
-			t.Errorf("isCommitSummary(%q) = %v, want %v", c.line, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		line string
-		want bool
-	}{
+	})
+	checkLineCases(t, "isChangeCount", isChangeCount, []lineCase{
 		{" 2 files changed, 115 insertions(+), 29 deletions(-)", true},
 		{" 1 file changed, 1 insertion(+)", true},
 		{"2 files", false},
 		{" files changed: 3", false},
-	} {
-		if got := isChangeCount(c.line); got != c.want {
-			t.Errorf("isChangeCount(%q) = %v, want %v", c.line, got, c.want)
-		}
-	}
+	})
 }
 
 // TestCommitSummaryKept: a git commit whose pre-commit hook ran the tests
@@ -1358,10 +1336,7 @@ func TestSearchSummaryHits(t *testing.T) {
 
 // TestMachineryPaths: the frames a stack list names last.
 func TestMachineryPaths(t *testing.T) {
-	for _, c := range []struct {
-		path string
-		want bool
-	}{
+	checkLineCases(t, "isMachineryPath", isMachineryPath, []lineCase{
 		{"/usr/local/go/src/runtime/panic.go", true},
 		{"/usr/local/go/src/testing/testing.go", true},
 		{"C:/Program Files/Go/src/testing/testing.go", true},
@@ -1376,11 +1351,7 @@ func TestMachineryPaths(t *testing.T) {
 		{"/opt/venv/lib/python3.12/site-packages/framework/sql/query.py", false},
 		{"src/testing/helpers.go", false},
 		{"", false},
-	} {
-		if got := isMachineryPath(c.path); got != c.want {
-			t.Errorf("isMachineryPath(%q) = %v, want %v", c.path, got, c.want)
-		}
-	}
+	})
 }
 
 // TestCILogs: `gh run view --log-failed` prints each line of a GitHub
@@ -1512,40 +1483,26 @@ func TestOutcomesOutsideTestLogs(t *testing.T) {
 		"BUILD FAILED in 3s", "12 tests completed, 1 failed", "[ERROR] Tests run: 5, Failures: 1, Errors: 0, Skipped: 0",
 		"Executed 12 tests, with 1 failure (0 unexpected) in 0.512 (0.603) seconds", "# fail 1",
 	} {
-		var b strings.Builder
-		for i := range 120 {
-			fmt.Fprintf(&b, "  step %03d: compiling module number %d of the build output here\n", i, i)
-		}
-		b.WriteString(l + "\n")
-		for i := range 60 {
-			fmt.Fprintf(&b, "  after %03d: writing artifact chunk %d to the output folder\n", i, i)
-		}
+		text := amidBuildOutput(l)
 		h := Hint{ToolName: "Bash", Args: `{"command":"./scripts/ci.sh"}`}
 		s := Structural(StructuralOptions{TargetRatio: 4})
-		out, rep := s.Compress(b.String(), h)
+		out, rep := s.Compress(text, h)
 		if rep.Kind != KindText || !rep.Changed {
 			t.Fatalf("%q: kind %s, changed %v; want text, changed", l, rep.Kind, rep.Changed)
 		}
 		if !strings.Contains(out, l) {
 			t.Errorf("the summary %q was dropped:\n%s", l, out)
 		}
-		if err := checkGuards(s, b.String(), h); err != nil {
+		if err := checkGuards(s, text, h); err != nil {
 			t.Errorf("%q: %v", l, err)
 		}
 	}
 	// Outside a test log a line says it failed only in a runner's words.
-	for _, c := range []struct {
-		line string
-		want bool
-	}{
+	checkLineCases(t, "failureMarked", failureMarked, []lineCase{
 		{"--- FAIL: TestWidget (0.01s)", true}, {"  ● Cart › renders the cart", true}, {"  ✕ renders the cart (12 ms)", true},
 		{"× sums 3.5ms", true}, {"  1) Cart sums prices:", false}, {"  ✗ Skipped: Could not locate build.sh file", false},
 		{"● Note: read the docs", false},
-	} {
-		if got := failureMarked(c.line); got != c.want {
-			t.Errorf("failureMarked(%q) = %v, want %v", c.line, got, c.want)
-		}
-	}
+	})
 	// TAP's "ok 12 - name" rows are passing tests, not go test's "ok pkg
 	// 0.1s" summaries: 300 of them were all kept at any price.
 	var b strings.Builder
@@ -1564,6 +1521,19 @@ func TestOutcomesOutsideTestLogs(t *testing.T) {
 			t.Errorf("4x: %q was dropped:\n%s", w, out)
 		}
 	}
+}
+
+// amidBuildOutput is line l alone among 180 lines of a build's output.
+func amidBuildOutput(l string) string {
+	var b strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&b, "  step %03d: compiling module number %d of the build output here\n", i, i)
+	}
+	b.WriteString(l + "\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "  after %03d: writing artifact chunk %d to the output folder\n", i, i)
+	}
+	return b.String()
 }
 
 // TestReadOfSavedOutputKeepsOutcome: a test run saved to a file and read
@@ -1613,20 +1583,9 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 	}
 	// The same runs read back through a shell, without line numbers: the
 	// lines say what they are (detect), as a command's output's do.
-	plain := func(l string) string {
-		var b strings.Builder
-		for i := range 120 {
-			fmt.Fprintf(&b, "  step %03d: compiling module number %d of the build output here\n", i, i)
-		}
-		b.WriteString(l + "\n")
-		for i := range 60 {
-			fmt.Fprintf(&b, "  after %03d: writing artifact chunk %d to the output folder\n", i, i)
-		}
-		return b.String()
-	}
 	for _, l := range []string{"5 passed, 1 warning in 0.12s", "Tests:       1 failed, 12 passed, 13 total", "Found 3 errors in 2 files."} {
 		for _, cmd := range []string{"tail -n 200 /tmp/build.log", "sed -n '1,400p' test-output.txt", "cat /tmp/claude/tasks/b41f.output", "cd /repo && head -c 20000 run.out 2>&1"} {
-			text := plain(l)
+			text := amidBuildOutput(l)
 			s := Structural(StructuralOptions{TargetRatio: 4})
 			out, rep := s.Compress(text, bash(cmd))
 			if rep.Kind == KindFileRead || !rep.Changed {
@@ -1639,7 +1598,7 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 			}
 		}
 	}
-	out, _ = Structural(StructuralOptions{TargetRatio: 10}).Compress(plain("8 pending todo(s):"), bash("cat .planning/STATE.md"))
+	out, _ = Structural(StructuralOptions{TargetRatio: 10}).Compress(amidBuildOutput("8 pending todo(s):"), bash("cat .planning/STATE.md"))
 	if strings.Contains(out, "8 pending todo(s):") {
 		t.Errorf("a plan's line read with cat was kept as a run's summary at 10x:\n%s", out)
 	}
@@ -2202,10 +2161,7 @@ func TestLinterForms(t *testing.T) {
 	for _, c := range cases {
 		keepsAt(t, c.name, c.text, bash(c.cmd), c.want...)
 	}
-	for _, c := range []struct {
-		t    string
-		want bool
-	}{
+	checkLineCases(t, "isLintErrorCode", isLintErrorCode, []lineCase{
 		{"E1101: Instance of 'Client' has no 'fetch' member (no-member)", true},
 		{"F0001: No module named x (fatal)", true},
 		{"F401 'os' imported but unused", true},
@@ -2215,11 +2171,7 @@ func TestLinterForms(t *testing.T) {
 		{"C0114: Missing module docstring", false},
 		{"W0612: Unused variable 'x'", false},
 		{"E12 short", false},
-	} {
-		if got := isLintErrorCode(c.t); got != c.want {
-			t.Errorf("isLintErrorCode(%q) = %v, want %v", c.t, got, c.want)
-		}
-	}
+	})
 }
 
 // keepsAt compresses text at 4x and 10x and fails for each of want the
@@ -2390,10 +2342,7 @@ var toolOutcomes = []struct {
 // The outcome predicates read their tools' forms only: a line that merely
 // starts like one is not an outcome.
 func TestToolOutcomeLines(t *testing.T) {
-	for _, c := range []struct {
-		l    string
-		want bool
-	}{
+	checkLineCases(t, "isSummaryLine", isSummaryLine, []lineCase{
 		{"[warn] Code style issues found in 3 files. Run Prettier with --write to fix.", true},
 		{"[warn] Code style issues found in the above file. Run Prettier with --write to fix.", true},
 		{"[warn] src/a.ts", false},
@@ -2408,12 +2357,7 @@ func TestToolOutcomeLines(t *testing.T) {
 		{"status : ok=done", false},
 		{"done (warnings were emitted)", true},
 		{"done (3 files)", false},
-	} {
-		if got := isSummaryLine(c.l); got != c.want {
-			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
-		}
-		checkGates(t, c.l)
-	}
+	})
 	for _, c := range []struct {
 		l    string
 		want bool

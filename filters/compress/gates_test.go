@@ -357,3 +357,21 @@ func TestNumberAndCode(t *testing.T) {
 		}
 	}
 }
+
+// lineCase is one row of a line predicate's table test.
+type lineCase struct {
+	l    string
+	want bool
+}
+
+// checkLineCases holds pred, named name, to each case's want, and the
+// lineScan gates to every predicate they guard on the case's line.
+func checkLineCases(t *testing.T, name string, pred func(string) bool, cases []lineCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := pred(c.l); got != c.want {
+			t.Errorf("%s(%q) = %v, want %v", name, c.l, got, c.want)
+		}
+		checkGates(t, c.l)
+	}
+}

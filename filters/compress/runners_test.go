@@ -360,10 +360,7 @@ func TestNarrowSummaryRule(t *testing.T) {
 // that took a minute or more; it is still the summary, with or without
 // its rule, and a `tail` of the log is read as a test log by it.
 func TestLongRunSummary(t *testing.T) {
-	for _, c := range []struct {
-		l    string
-		want bool
-	}{
+	checkLineCases(t, "isSummaryLine", isSummaryLine, []lineCase{
 		{"2 failed, 19 passed, 718 deselected in 606.73s (0:10:06)", true},
 		{"1 passed in 3725.01s (1:02:05)", true},
 		{"= 1 failed, 877 passed in 75.20s (0:01:15) =", true},
@@ -371,12 +368,7 @@ func TestLongRunSummary(t *testing.T) {
 		{"2 failed, 19 passed in 606.73s (see below)", false},
 		{"2 failed, 19 passed in 606.73s (0:10)", false},
 		{"2 failed in CI (0:10:06)", false},
-	} {
-		if got := isSummaryLine(c.l); got != c.want {
-			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
-		}
-		checkGates(t, c.l)
-	}
+	})
 	log := "E           Failed: scenario failed 1/6 rubric item(s):\n" + strings.Repeat("E           - a rubric item that was not met, with its reason\n", 12) +
 		"\ntests/evals/test_skill_evals.py:87: Failed\n" +
 		"==================== short test summary info ====================\n" +
@@ -449,10 +441,7 @@ func TestFailedLineCutKeepsExceptionType(t *testing.T) {
 // type checkers are summaries; a Surefire line of one passing class, a
 // TAP row and a plan's "8 pending" are not run outcomes of that kind.
 func TestOtherRunnersSummaries(t *testing.T) {
-	for _, c := range []struct {
-		l    string
-		want bool
-	}{
+	checkLineCases(t, "isSummaryLine", isSummaryLine, []lineCase{
 		{"     Summary [   0.123s] 12 tests run: 11 passed, 1 failed, 0 skipped", true},
 		{"  1 failed", true}, {"  2 flaky", true}, {"  3 did not run", true}, {"  80 passed (1.9m)", true},
 		{"Failed!  - Failed:     1, Passed:    12, Skipped:     0, Total:    13, Duration: 2 s - App.Tests.dll (net8.0)", true},
@@ -466,22 +455,14 @@ func TestOtherRunnersSummaries(t *testing.T) {
 		{"Found 3 errors in 2 files.", true}, {"Found 1 error.", true}, {"Found 12 files", false},
 		{"ok 12 - adds two numbers", false}, {"ok  \tgithub.com/a/b\t0.12s", true},
 		{"BUILDING the docs", false}, {"Passed! Great work", false},
-	} {
-		if got := isSummaryLine(c.l); got != c.want {
-			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
-		}
-		checkGates(t, c.l)
-	}
+	})
 }
 
 // TestLabelledCountSummaries: a wrapper or plugin prints the run's counts
 // after a label of its own, and rspec's singular "1 example"; both are the
 // run's summary. A hit or a path before the counts is not a label.
 func TestLabelledCountSummaries(t *testing.T) {
-	for _, c := range []struct {
-		l    string
-		want bool
-	}{
+	checkLineCases(t, "isSummaryLine", isSummaryLine, []lineCase{
 		{"Results: 3 passed, 1 failed in 2.3s", true},
 		{"pytest: 3 failed in 0.2s", true},
 		{"✓ 12 passed, 0 failed in 1.2s", true},
@@ -494,12 +475,7 @@ func TestLabelledCountSummaries(t *testing.T) {
 		{"Your code has been rated at 5.00/10 (previous run: 6.00/10, -1.00)", true},
 		{"Checked 42 files in 12ms. No fixes applied.", true},
 		{"Checked the docs in a hurry", false},
-	} {
-		if got := isSummaryLine(c.l); got != c.want {
-			t.Errorf("isSummaryLine(%q) = %v, want %v", c.l, got, c.want)
-		}
-		checkGates(t, c.l)
-	}
+	})
 }
 
 // TestMinitestRun: minitest (rake test) names a failing test on the line
