@@ -255,6 +255,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	p.foldRepeats()
 	p.addContext(tierCritical)
 	p.headTail(5, 10)
+	if kind == KindText {
+		nameRanks(p)
+	}
 	p.fillRanks()
 }
 
