@@ -7,10 +7,7 @@ import (
 )
 
 func TestNamesCode(t *testing.T) {
-	for _, c := range []struct {
-		line string
-		want bool
-	}{
+	checkLineCases(t, "namesCode", namesCode, []lineCase{
 		{"Plaintext file keys are not zeroed if `unwrapKey` throws mid-loop.", true},
 		{"| 3 | `apps/web/src/hooks/useFolder.ts` | 826 |", true},
 		{"Set RUST_LOG=debug before the run.", true},
@@ -20,11 +17,7 @@ func TestNamesCode(t *testing.T) {
 		{"Findings", false},
 		{"a/b c.d e_f", false}, // too short to name anything
 		{"", false},
-	} {
-		if got := namesCode(c.line); got != c.want {
-			t.Errorf("namesCode(%q) = %v, want %v", c.line, got, c.want)
-		}
-	}
+	})
 }
 
 // TestReportsKeepTheirNames: a sub-agent's report cut at 4x keeps, between
