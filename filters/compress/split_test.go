@@ -120,6 +120,10 @@ var sourceSet = map[string]string{
 	// tunes.
 	"claude-code-fittoday": "test",   // Claude Code 2.1 native transcripts, Viniciuscarvalho/FitToday (Swift iOS app: xcodebuild build and test, git, gh)
 	"codex-cli-mise":       "tuning", // Codex CLI 0.142 (Codex Desktop) rollouts, jdx/mise (Rust: cargo test, cargo clippy, gh, git, rg)
+	// Round 20, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured, the second
+	// tunes.
+	"claude-code-daqificore": "test", // Claude Code 2.1 native transcript, daqifi/daqifi-core (C# .NET library: dotnet build and test, git, gh)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -161,6 +165,7 @@ var sessionAgents = map[string]string{
 	"claude-code-starcar":            "claude-code-starcar",
 	"claude-code-fittoday":           "claude-code-fittoday",
 	"codex-cli-mise":                 "codex-cli-mise",
+	"claude-code-daqificore":         "claude-code-daqificore",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -259,7 +264,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
-			"claude-code-authgo", "claude-code-fittoday":
+			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore":
 			field = append(field, s)
 		}
 	}
