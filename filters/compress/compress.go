@@ -273,8 +273,10 @@ func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Repor
 			classifySearch(p)
 			if p.criticalAreDiagnostics() {
 				// A compiler's report read as hits (`swift build 2>&1 |
-				// grep error:`, a build's last lines): its error hits
-				// are failures, not code that names errors.
+				// grep error:`, a build's last lines), or a log's lines
+				// (`grep -n ERROR app.log`, a saved run's .log or .txt):
+				// its error hits are failures, not code that names
+				// errors.
 				p.critCap = max(p.budget*critTimes, p.budget+critFloor)
 			}
 			p.raiseAlternatives()

@@ -520,10 +520,11 @@ func TestSearchListsOneFilesManyHits(t *testing.T) {
 }
 
 // TestBuildDiagnosticsThroughGrep: a build's errors read as search hits
-// (`swift build 2>&1 | grep error:`, a build's last lines) are failures:
-// they may take what a program's critical lines take, not the 1.75 times
-// the aim a grep of code's error hits gets; "error" in a grep of code is
-// not one.
+// (`swift build 2>&1 | grep error:`, a build's last lines), and a log's
+// errors found by a search (`grep -n ERROR logs/app.log`, a saved run's
+// .log or .txt), are failures: they may take what a program's critical
+// lines take, not the 1.75 times the aim a grep of code's error hits gets;
+// "error" in a grep of code is not one.
 func TestBuildDiagnosticsThroughGrep(t *testing.T) {
 	var b strings.Builder
 	for i := 0; i < 60; i++ {
@@ -533,8 +534,15 @@ func TestBuildDiagnosticsThroughGrep(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		fmt.Fprintf(&ts, "src/components/Widget%02d.tsx:%d:13 - error TS2339: Property 'fetchAll%d' does not exist on type 'WorkoutRepository'.\n", i, 20+i, i)
 	}
+	var lg, saved strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&lg, "logs/app.log:%d:2026-01-02T10:%02d:00Z ERROR worker%02d ValueError: bad input for job %d\n", 100+i*7, i, i, i)
+		fmt.Fprintf(&saved, "/tmp/ci/run-%d.txt:%d:    raise RuntimeError: shard %d lost its lease\n", i%4, 40+i, i)
+	}
 	for _, c := range []struct{ cmd, text, error string }{
 		{`swift build 2>&1 | grep error:`, b.String(), ": error: value of type"},
+		{`grep -n ERROR logs/app.log`, lg.String(), " ValueError: bad input"},
+		{`rg -n "Error:" /tmp/ci`, saved.String(), " RuntimeError: shard"},
 		{`xcodebuild -scheme App build 2>&1 | tail -80`, b.String(), ": error: value of type"},
 		{`npx tsc --noEmit 2>&1 | head -100`, ts.String(), " - error TS2339: "},
 	} {
@@ -559,6 +567,16 @@ func TestBuildDiagnosticsThroughGrep(t *testing.T) {
 			t.Errorf("isDiagnosticHit(%q) = %v", l.line, got)
 		}
 	}
+	checkLineCases(t, "isReportedErrorHit", isReportedErrorHit, []lineCase{
+		{"logs/app.log:12:2026-01-02T10:00:00Z ERROR worker ValueError: bad input", true},
+		{"server.py:40:[2026-01-02 10:00:00,123] ERROR in app: Exception on /api [GET]", true},
+		{"/tmp/ci/run-1.txt:40:    raise RuntimeError: shard lost", true},
+		{"build/test.out:7:FAILED tests/a.py::test_x - KeyError: 'k'", true},
+		{"src/app.py:12:    raise ValueError('bad input')", false},
+		{"src/util.py:40:# 2026-01-02 note: error: handled below", false},
+		{"tests/fixtures.py:9:    stamp = '10:00:00 ValueError:'", false},
+		{"not a hit at all 2026-01-02T10:00:00Z ERROR", false},
+	})
 }
 
 // TestLongLinesUseTheAim: an output that is mostly one long line (a JSON

@@ -479,11 +479,31 @@ func (p *plan) criticalAreDiagnostics() bool {
 			continue
 		}
 		crit++
-		if isDiagnosticHit(l) {
+		if isDiagnosticHit(l) || isReportedErrorHit(l) {
 			diag++
 		}
 	}
 	return diag > 0 && diag*2 >= crit
+}
+
+// isReportedErrorHit reports whether a hit is a line a program wrote: a
+// hit in a saved run's output (a .log, .txt, .out, .output or .err file) or
+// one whose text opens with a time stamp (a log's line, `grep -n ERROR
+// app.log`). An error there is one the program reported, not code that
+// names an error.
+func isReportedErrorHit(l string) bool {
+	path, _, _ := parseHit(l)
+	if path == "" {
+		return false
+	}
+	if ext, ok := fileExtension(path); ok {
+		switch ext {
+		case "log", "txt", "out", "output", "err":
+			return true
+		}
+	}
+	t := strings.TrimLeft(hitText(l, path), " \t[")
+	return len(t) >= 8 && isDigit(t[0]) && isDigit(t[1]) && hasTimestamp(t[:min(len(t), 32)])
 }
 
 // isDiagnosticHit matches "path:line[:col]: error: …", "…: error[E0308]:
