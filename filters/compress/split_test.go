@@ -124,6 +124,8 @@ var sourceSet = map[string]string{
 	// was compressed: the first source finished is measured, the second
 	// tunes.
 	"claude-code-daqificore": "test", // Claude Code 2.1 native transcript, daqifi/daqifi-core (C# .NET library: dotnet build and test, git, gh)
+	// Round 20 (second helper), placed in the tuning set before any of its outputs was compressed.
+	"codex-cli-hk": "tuning", // Codex CLI 0.142-0.144 (Codex Desktop) rollouts, jdx/hk (Rust git-hook manager: cargo test, bats, gh run logs, git, rg)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -166,6 +168,7 @@ var sessionAgents = map[string]string{
 	"claude-code-fittoday":           "claude-code-fittoday",
 	"codex-cli-mise":                 "codex-cli-mise",
 	"claude-code-daqificore":         "claude-code-daqificore",
+	"codex-cli-hk":                   "codex-cli-hk",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
