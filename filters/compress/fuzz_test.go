@@ -94,6 +94,10 @@ func FuzzStructural(f *testing.F) {
 	// A workspace run and a compose log, read through their task prefixes.
 	f.Add(strings.Repeat("@acme/core test: (pass) cart > sums [1.00ms]\n\x1b[33mweb:test: \x1b[0m(fail) x [2ms]\n", 40)+
 		"app-1  | Traceback (most recent call last):\napp-1  |\n@acme/core test:  1 fail\n", "Bash", `{"command":"bun run --filter '*' test"}`, 300)
+	// A long line whose middle holds exit statuses (cutMiddleKeeping),
+	// one of them already behind a marker of an earlier cut.
+	f.Add("Output:\n{\"log\":\""+strings.Repeat("step ok; ", 200)+"exit code 2; EXIT STATUS: 1"+strings.Repeat("é; ", 90)+
+		"[… 40 bytes omitted …] exit status 7"+strings.Repeat("step ok; ", 200)+"\"}\n", "exec_command", `{"cmd":"gh api x"}`, 300)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
 		// pass-through of small outputs.

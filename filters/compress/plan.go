@@ -1691,9 +1691,10 @@ func (p *plan) gapHitLocations(i, j int) (string, bool) {
 }
 
 // cutLong keeps the start and end of a line longer than maxLine, with a
-// byte-count marker between, cut on rune boundaries.
+// byte-count marker between, cut on rune boundaries, and the exit statuses
+// of the part cut (cutMiddleKeeping).
 func (p *plan) cutLong(s string) string {
-	return cutMiddle(s, p.maxLine)
+	return cutMiddleKeeping(s, p.maxLine)
 }
 
 func cutMiddle(s string, maxLen int) string {
