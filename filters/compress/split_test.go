@@ -126,6 +126,8 @@ var sourceSet = map[string]string{
 	"claude-code-daqificore": "test", // Claude Code 2.1 native transcript, daqifi/daqifi-core (C# .NET library: dotnet build and test, git, gh)
 	// Round 20 (second helper), placed in the tuning set before any of its outputs was compressed.
 	"codex-cli-hk": "tuning", // Codex CLI 0.142-0.144 (Codex Desktop) rollouts, jdx/hk (Rust git-hook manager: cargo test, bats, gh run logs, git, rg)
+	// Round 21 (second helper), placed in the tuning set before any of its outputs was compressed.
+	"codex-cli-openprintkit": "tuning", // Codex CLI 0.34 rollouts committed under .codex/sessions, Monotoba/OpenPrintKit (Python 3D-printer profile kit: pytest, sed -n reads, git, GitHub Actions API)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -169,6 +171,7 @@ var sessionAgents = map[string]string{
 	"codex-cli-mise":                 "codex-cli-mise",
 	"claude-code-daqificore":         "claude-code-daqificore",
 	"codex-cli-hk":                   "codex-cli-hk",
+	"codex-cli-openprintkit":         "codex-cli-openprintkit",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
