@@ -8,24 +8,28 @@ package compress
 // agent finds what to open, grep or edit next.
 func namesCode(l string) bool {
 	for i := 0; i < len(l); {
-		c := l[i]
-		if !isNameByte(c) {
+		c := nameClass[l[i]]
+		if c == 0 {
 			i++
 			continue
 		}
-		j, marked := i+1, false
-		for j < len(l) && isNameByte(l[j]) {
-			if d := l[j]; d >= '0' && d <= '9' || d == '_' || d == '.' || d == '/' || d >= 'A' && d <= 'Z' {
-				marked = true
+		// The word runs to j; fm is its first mark after its first byte.
+		j, fm := i+1, -1
+		for ; j < len(l); j++ {
+			d := nameClass[l[j]]
+			if d == 0 {
+				break
 			}
-			j++
+			if d&nameMark != 0 && fm < 0 {
+				fm = j
+			}
 		}
 		// Trailing punctuation is not part of the word ("see foo.", "a/").
 		end := j
 		for end > i && (l[end-1] == '.' || l[end-1] == '/' || l[end-1] == '-') {
 			end--
 		}
-		if marked && end-i >= 6 && (c >= '0' && c <= '9' || isMarkedWithin(l[i:end])) {
+		if end-i >= 6 && fm >= 0 && (c&nameDigit != 0 || fm < end) {
 			return true
 		}
 		i = j
@@ -33,20 +37,32 @@ func namesCode(l string) bool {
 	return false
 }
 
-// isMarkedWithin reports whether w has a digit, '_', '.', '/' or a capital
-// after its first byte.
-func isMarkedWithin(w string) bool {
-	for k := 1; k < len(w); k++ {
-		if d := w[k]; d >= '0' && d <= '9' || d == '_' || d == '.' || d == '/' || d >= 'A' && d <= 'Z' {
-			return true
-		}
-	}
-	return false
-}
+// nameClass holds, per byte, whether it may be in a name (nameByte), is a
+// mark of one after its first byte (nameMark: a digit, '_', '.', '/' or a
+// capital) and is a digit: one load per byte in namesCode's loop, which
+// reads every fill line of a text output.
+const (
+	nameByte = 1 << iota
+	nameMark
+	nameDigit
+)
 
-func isNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '/' || c == '-'
-}
+var nameClass = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = nameByte
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = nameByte | nameMark
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = nameByte | nameMark | nameDigit
+	}
+	t['_'] = nameByte | nameMark
+	t['.'] = nameByte | nameMark
+	t['/'] = nameByte | nameMark
+	t['-'] = nameByte
+	return t
+}()
 
 // nameRanks ranks the fill lines of a text output (a sub-agent's report, a
 // web page, a program's prose) by their distance from the nearer end as
