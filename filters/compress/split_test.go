@@ -129,6 +129,9 @@ var sourceSet = map[string]string{
 	// Round 21, placed in the test set (the round's first finished source)
 	// before any of its outputs was compressed.
 	"claude-code-forge": "test", // Claude Code 2.1 native transcripts, jdsingh122918/forge (Rust agent orchestrator with a React UI: cargo build, test and clippy, npm, git, gh)
+	// Round 21: codex-cli-mise-b.jsonl.gz holds 17 mise sessions that did
+	// not fit round 19's file; their ids start "codex-cli-mise__", so they
+	// tune with it (tuning), placed before any of their outputs was compressed.
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
