@@ -126,6 +126,13 @@ var sourceSet = map[string]string{
 	"claude-code-daqificore": "test", // Claude Code 2.1 native transcript, daqifi/daqifi-core (C# .NET library: dotnet build and test, git, gh)
 	// Round 20 (second helper), placed in the tuning set before any of its outputs was compressed.
 	"codex-cli-hk": "tuning", // Codex CLI 0.142-0.144 (Codex Desktop) rollouts, jdx/hk (Rust git-hook manager: cargo test, bats, gh run logs, git, rg)
+	// Round 21, placed in the test set (the round's first finished source)
+	// before any of its outputs was compressed.
+	"claude-code-forge": "test", // Claude Code 2.1 native transcripts, jdsingh122918/forge (Rust agent orchestrator with a React UI: cargo build, test and clippy, npm, git, gh)
+	// Round 21: codex-cli-mise-b.jsonl.gz holds 17 mise sessions that did
+	// not fit round 19's file; their ids start "codex-cli-mise__", so they
+	// tune with it (tuning), placed before any of their outputs was compressed.
+
 	// Round 21 (second helper), placed in the tuning set before any of its outputs was compressed.
 	"codex-cli-openprintkit": "tuning", // Codex CLI 0.34 rollouts committed under .codex/sessions, Monotoba/OpenPrintKit (Python 3D-printer profile kit: pytest, sed -n reads, git, GitHub Actions API)
 }
@@ -171,6 +178,7 @@ var sessionAgents = map[string]string{
 	"codex-cli-mise":                 "codex-cli-mise",
 	"claude-code-daqificore":         "claude-code-daqificore",
 	"codex-cli-hk":                   "codex-cli-hk",
+	"claude-code-forge":              "claude-code-forge",
 	"codex-cli-openprintkit":         "codex-cli-openprintkit",
 }
 
@@ -270,7 +278,8 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-entire", "copilot-cli-azure-dev", "claude-code-gitsync",
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
-			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore":
+			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
+			"claude-code-forge":
 			field = append(field, s)
 		}
 	}
