@@ -40,7 +40,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // Kind is what a tool output looks like.
@@ -213,8 +215,47 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 		// compression's CPU end to end).
 		return text, unchanged("", text)
 	}
+	if header, body, ok := harnessJSON(text); ok {
+		// A harness's header over a shell result in JSON (Codex's code
+		// mode: "Script completed", "Wall time 9.9 seconds", "Output:",
+		// then {"exit_code":0,"output":"…"}): the output member is
+		// compressed as the text it is, as a bare one is, where cutting
+		// the one long line would keep its first bytes only.
+		inner := s
+		inner.opts.TargetBytes = max(s.opts.TargetBytes-len(header), MinTargetBytes)
+		if out, omitted, ok := inner.compressEmbeddedOutput(body, hint, true); ok {
+			return finish(KindJSON, text, header+out, omitted)
+		}
+	}
 	return s.compressAs(text, hint, Detect(text, hint))
 }
+
+// harnessJSON splits text into a harness's short header lines and the JSON
+// object after them that is most of it (at least three quarters); ok is
+// false for any other text, a bare JSON document included.
+func harnessJSON(text string) (header, body string, ok bool) {
+	at := 0
+	for n := 0; n < maxHarnessLines && at < len(text); n++ {
+		if text[at] == '{' {
+			if at == 0 || (len(text)-at)*4 < len(text)*3 || !jsonsafe.ValidString(text[at:]) {
+				return "", "", false
+			}
+			return text[:at], text[at:], true
+		}
+		i := strings.IndexByte(text[at:], '\n')
+		if i < 0 || i > maxHarnessLine {
+			return "", "", false
+		}
+		at += i + 1
+	}
+	return "", "", false
+}
+
+// maxHarnessLines and maxHarnessLine bound the header harnessJSON reads.
+const (
+	maxHarnessLines = 8
+	maxHarnessLine  = 256
+)
 
 // critFloor is the least room past the aim the critical lines of a
 // program's report may take, and critTimes the aims they may take (see
@@ -231,7 +272,7 @@ func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Repor
 	switch kind {
 	case KindJSON:
 		var ok bool
-		if out, omitted, ok = s.compressEmbeddedOutput(text, hint); !ok {
+		if out, omitted, ok = s.compressEmbeddedOutput(text, hint, false); !ok {
 			out, omitted = compressJSON(text, s.opts.TargetBytes)
 		}
 	default:
@@ -302,9 +343,10 @@ func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Repor
 // "stdout"/"stderr" members): the long text members are compressed as the
 // text they are (a test log, a diff) and written back as JSON strings, so
 // the result stays valid JSON and the test failures survive. ok is false
-// when the JSON has no such member.
-func (s structural) compressEmbeddedOutput(text string, hint Hint) (string, int, bool) {
-	if commandOf(hint) == "" && !contains(shellTools, strings.ToLower(hint.ToolName)) {
+// when the JSON has no such member. shell says the JSON is a shell's result
+// whatever the hint (a harness's header said so).
+func (s structural) compressEmbeddedOutput(text string, hint Hint, shell bool) (string, int, bool) {
+	if !shell && commandOf(hint) == "" && !contains(shellTools, strings.ToLower(hint.ToolName)) {
 		return "", 0, false
 	}
 	root := gjson.Parse(text)

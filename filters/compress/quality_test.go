@@ -362,6 +362,12 @@ func checkGuards(s Strategy, text string, h Hint) error {
 		}
 		return nil
 	}
+	if header, _, ok := harnessJSON(text); ok && rep.Kind == KindJSON {
+		if !strings.HasPrefix(out, header) || !gjson.Valid(out[len(header):]) {
+			return fmt.Errorf("a harness's header over JSON: header changed or JSON invalid")
+		}
+		return nil
+	}
 	return faithful(text, out, rep)
 }
 
