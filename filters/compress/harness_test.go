@@ -52,3 +52,26 @@ func TestHarnessOverJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCILogUnderHeader: `gh run view --log` under Codex's header is read
+// through its job, step and time stamp prefixes, as it is bare.
+func TestCILogUnderHeader(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Chunk ID: fb05d5\nWall time: 1.8384 seconds\nProcess exited with code 0\nOriginal token count: 66588\nOutput:\nWarning: truncated output (original token count: 66588)\nTotal output lines: 2061\n\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "test-vfox\tRun mise --cd crates/vfox run test\t2026-07-07T12:55:%02d.8152384Z test lua_mod::tests::case_%03d ... ok\n", i%60, i)
+	}
+	b.WriteString("test-vfox\tRun mise --cd crates/vfox run test\t2026-07-07T12:55:16.8152384Z test result: FAILED. 83 passed; 1 failed; 2 ignored; 0 measured; 0 filtered out; finished in 10.88s\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "test-vfox\tPost Run actions/checkout@v4\t2026-07-07T12:56:%02d.1000000Z Cleaning up orphan process %d\n", i%60, i)
+	}
+	text := b.String()
+	if prefixOf(text) != ciPrefix {
+		t.Fatalf("prefix %v, want the CI log's", prefixOf(text))
+	}
+	h := Hint{ToolName: "exec_command", Args: `{"cmd":"gh run view 28867562229 --job 85621483525 --log"}`}
+	s := Structural(StructuralOptions{TargetRatio: 10})
+	if out, _ := s.Compress(text, h); !strings.Contains(out, "test result: FAILED. 83 passed; 1 failed") {
+		t.Errorf("the run's summary lost:\n%s", out)
+	}
+}
