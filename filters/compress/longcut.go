@@ -22,15 +22,7 @@ func cutMiddleKeeping(s string, maxLen int) string {
 	if len(s) <= maxLen {
 		return s
 	}
-	head := maxLen * 3 / 4
-	tail := maxLen - head
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	ts := len(s) - tail
-	for ts < len(s) && !utf8.RuneStart(s[ts]) {
-		ts++
-	}
+	head, ts := middleBounds(s, maxLen)
 	var b strings.Builder
 	b.WriteString(s[:head])
 	at := head // the first byte of the middle not written yet

@@ -1701,14 +1701,21 @@ func cutMiddle(s string, maxLen int) string {
 	if len(s) <= maxLen {
 		return s
 	}
-	head := maxLen * 3 / 4
+	head, ts := middleBounds(s, maxLen)
+	return s[:head] + countMarker(ts-head, "bytes") + s[ts:]
+}
+
+// middleBounds is where cutMiddle's cut of s starts and ends: three
+// quarters of maxLen kept before it and the rest after, on rune boundaries.
+func middleBounds(s string, maxLen int) (head, ts int) {
+	head = maxLen * 3 / 4
 	tail := maxLen - head
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
-	ts := len(s) - tail
+	ts = len(s) - tail
 	for ts < len(s) && !utf8.RuneStart(s[ts]) {
 		ts++
 	}
-	return s[:head] + countMarker(ts-head, "bytes") + s[ts:]
+	return head, ts
 }
