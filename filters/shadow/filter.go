@@ -102,6 +102,9 @@ type CompressFilter struct {
 	noCache   bool // the current result's compression must not be cached
 	// pre holds compressions done ahead, concurrently, by cache key.
 	pre map[string]compressed
+	// started holds, for the results that read a background task's output,
+	// the hint of the call that started the task (backgroundHints).
+	started map[*wire.ToolResult]compress.Hint
 
 	Stats     Stats
 	Decisions []Decision
@@ -132,6 +135,7 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 	}
 	var edits []wire.Edit
 	var changes []pipeline.Change
+	f.started = backgroundHints(c)
 	f.prefetch(c)
 	for i := range c.Results {
 		r := &c.Results[i]
@@ -206,7 +210,7 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 	// (a grep_search and a view_file result of the same bytes compress
 	// differently), and the bytes must be a function of the request alone,
 	// never of which result the store happened to see first (finding 14).
-	key := cacheKey(sum, f.strategyDesc()+"|"+hintKey(r))
+	key := cacheKey(sum, f.strategyDesc()+"|"+hintKey(f.hintOf(r)))
 	ctx := f.env.Ctx
 
 	body, kind, name, hit, err := f.cached(ctx, key)
@@ -291,8 +295,17 @@ func (f *CompressFilter) referenced(text string) bool {
 
 // hintKey is the part of the cache key the hint decides: the tool name
 // and its call's arguments, length-prefixed so no split collides.
-func hintKey(r *wire.ToolResult) string {
-	return strconv.Itoa(len(r.ToolName)) + ":" + r.ToolName + strconv.Itoa(len(r.Args)) + ":" + r.Args
+func hintKey(h compress.Hint) string {
+	return strconv.Itoa(len(h.ToolName)) + ":" + h.ToolName + strconv.Itoa(len(h.Args)) + ":" + h.Args
+}
+
+// hintOf is the hint r is compressed with: its own call's, or, for a
+// background task's output, the call that started the task.
+func (f *CompressFilter) hintOf(r *wire.ToolResult) compress.Hint {
+	if h, ok := f.started[r]; ok {
+		return h
+	}
+	return compress.Hint{ToolName: r.ToolName, Args: r.Args}
 }
 
 // cached reads the compressed cache. The stored value is
@@ -323,7 +336,7 @@ func (f *CompressFilter) cached(ctx context.Context, key string) (body, kind, na
 // strictly smaller than the original came out. The body is also the cache
 // value's tail; see cached for the header.
 func (f *CompressFilter) compress(text string, r *wire.ToolResult, refLen int) (res compressed) {
-	hint := compress.Hint{ToolName: r.ToolName, Args: r.Args}
+	hint := f.hintOf(r)
 	for _, s := range []compress.Strategy{f.opts.Strategy, f.opts.Fallback} {
 		if s == nil {
 			continue
@@ -384,7 +397,7 @@ func (f *CompressFilter) prefetch(c *wire.Conversation) {
 			f.opts.SkipTool != nil && f.opts.SkipTool(r.ToolName), strings.HasPrefix(text, refPrefix):
 			return
 		}
-		key := CacheKey([]byte(text), f.strategyDesc()+"|"+hintKey(r))
+		key := CacheKey([]byte(text), f.strategyDesc()+"|"+hintKey(f.hintOf(r)))
 		if seen[key] {
 			return
 		}

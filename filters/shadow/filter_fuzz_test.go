@@ -22,6 +22,7 @@ func FuzzCompressFilter(f *testing.F) {
 	f.Add(string(wiretest.Request(wire.Gemini, testLog(300))), uint8(3))
 	f.Add(string(wiretest.Request(wire.Bedrock, "héllo 🙂\n"+testLog(300))), uint8(4))
 	f.Add(`{"messages":[{"role":"tool","tool_call_id":"a","content":"\xff\xfe`+strings.Repeat("x\\n", 3000)+`"}]}`, uint8(0))
+	f.Add(string(backgroundBody("uv run pytest tests/test_api.py", "b50b67f", testLog(300))), uint8(1))
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		d := wire.Dialects[int(which)%len(wire.Dialects)]
 		store := NewMemory(MemoryOptions{})

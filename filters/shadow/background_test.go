@@ -1,0 +1,80 @@
+package shadow
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/toolproc/toolproc/filters/wire"
+)
+
+// backgroundBody is an Anthropic Messages request in which a Bash call
+// starts a command in the background and TaskOutput reads its output, as
+// Claude Code 2.1 sends them.
+func backgroundBody(command, taskID, output string) []byte {
+	msgs := []any{
+		map[string]any{"role": "user", "content": "Run the login test in the background."},
+		map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_01", "name": "Bash",
+			"input": map[string]any{"command": command, "description": "Run the test", "run_in_background": true}}}},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_01",
+			"content": "Command running in background with ID: " + taskID + ". Output is being written to: /private/tmp/claude-501/tasks/" + taskID + ".output"}}},
+		map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_02", "name": "TaskOutput",
+			"input": map[string]any{"task_id": taskID, "block": true, "timeout": 30000}}}},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_02", "content": output}}},
+	}
+	b, _ := json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": msgs}) // maps of strings always marshal
+	return b
+}
+
+// TestBackgroundOutputUsesItsCommand: a background task's output, read
+// with TaskOutput, is compressed with the hint of the Bash call that
+// started it: the test id the command names is among the lines kept.
+func TestBackgroundOutputUsesItsCommand(t *testing.T) {
+	var log strings.Builder
+	log.WriteString("============================= test session starts ==============================\ncollected 4001 items\n\n")
+	for i := range 4000 {
+		if i == 2000 {
+			log.WriteString("tests/test_api.py::test_login_with_expired_token PASSED [ 50%]\n")
+		}
+		fmt.Fprintf(&log, "tests/test_mod.py::test_case_%05d PASSED [%2d%%]\n", i, i*100/4001)
+	}
+	log.WriteString("===== 4001 passed in 30.21s =====\n")
+	body := backgroundBody("uv run pytest tests/test_api.py::test_login_with_expired_token tests/test_mod.py -v", "b50b67f", log.String())
+
+	c, err := wire.Parse(wire.Anthropic, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := backgroundHints(c)
+	if h, ok := hints[&c.Results[1]]; !ok || h.ToolName != "Bash" || !strings.Contains(h.Args, "test_login_with_expired_token") {
+		t.Fatalf("TaskOutput's hint %+v, %v", h, ok)
+	}
+	if _, ok := hints[&c.Results[0]]; ok {
+		t.Error("the starting call got a hint of its own")
+	}
+
+	f := NewCompressFilter(defaultOpts(), Env{Store: NewMemory(MemoryOptions{}), Tenant: "t1"})
+	out := run(t, f, wire.Anthropic, body)
+	oc, err := wire.Parse(wire.Anthropic, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := oc.Results[1].Texts[0].Text()
+	if len(got) >= log.Len() || !strings.Contains(got, "test_login_with_expired_token PASSED") {
+		t.Errorf("compressed %d → %d bytes without the test the command named:\n%.2000s", log.Len(), len(got), got)
+	}
+}
+
+func TestLaunchedID(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`"Command running in background with ID: b463a86. Output is being written to: REDACTED.output"`, "b463a86"},
+		{`"Chunk ID: fb38ec\nWall time: 30.0020 seconds\nProcess running with session ID 55420\nOriginal token count: 12\nOutput:\n"`, "55420"},
+		{`"Command completed with exit code 0"`, ""},
+		{`"` + strings.Repeat("x", launchHead) + ` in background with ID: late"`, ""},
+	} {
+		if got := launchedID(c.raw); got != c.want {
+			t.Errorf("launchedID(%.60q) = %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
