@@ -13,7 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/wire"
 )
 
 // Category is what a tool call did, which decides how its result is
@@ -72,7 +72,7 @@ var toolCategories = map[string]Category{
 // several things or are unknown, by the shape of its arguments (args is the
 // call's raw JSON; OpenAI's JSON-string arguments are decoded first).
 func Categorize(name, args string) Category {
-	obj := argsObject(args)
+	obj := wire.ArgsObject(args)
 	if i := strings.LastIndex(name, "__"); i >= 0 { // MCP: mcp__server__tool
 		name = name[i+2:]
 	}
@@ -121,20 +121,4 @@ func categoryByShape(obj gjson.Result) Category {
 		return Read
 	}
 	return Other
-}
-
-// argsObject parses a call's arguments: an object, or a JSON string that
-// holds one (OpenAI Chat and Responses send arguments as a string).
-// The decoded string is untrusted JSON the body's depth check never saw, so
-// it is checked before gjson looks into it.
-func argsObject(args string) gjson.Result {
-	v := gjson.Parse(args)
-	if v.Type == gjson.String {
-		inner := v.String()
-		if !jsonsafe.ValidString(inner) {
-			return gjson.Result{}
-		}
-		v = gjson.Parse(inner)
-	}
-	return v
 }

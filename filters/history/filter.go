@@ -389,7 +389,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		// the next request must replay them the same. The newest results
 		// are never cut anyway (keep_recent >= 1).
 		r := &c.Results[i]
-		ex := exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: argsObject(r.Args), isError: r.IsError}
+		ex := exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: wire.ArgsObject(r.Args), isError: r.IsError}
 		var rw rewrite
 		before, after := 0, 0
 		for _, t := range r.Texts {

@@ -51,14 +51,14 @@ func TestCategorize(t *testing.T) {
 // The seed's examples, in this package's words: a read says what was read,
 // a failed command keeps its failing test and error lines verbatim.
 func TestSummaryLines(t *testing.T) {
-	read := summarizeResult(exchange{category: Read, tool: "read_file", args: argsObject(`{"path":"/src/foo.ts","startLine":1,"endLine":50}`),
+	read := summarizeResult(exchange{category: Read, tool: "read_file", args: wire.ArgsObject(`{"path":"/src/foo.ts","startLine":1,"endLine":50}`),
 		text: strings.Repeat("export const x = 1;\n", 50)}, "")
 	if want := "[Earlier: Read /src/foo.ts lines 1-50 — 50 lines, 1,000 bytes]"; read != want {
 		t.Errorf("read summary %q, want %q", read, want)
 	}
 	log := "PASS src/bar.test.ts\nFAIL src/foo.test.ts\n  ✕ should handle edge case (15ms)\n    Error: Expected 42 but got undefined\n" +
 		"      at Object.<anonymous> (foo.test.ts:23:5)\nTests:       1 failed, 12 passed, 13 total\n"
-	ran := summarizeResult(exchange{category: Terminal, tool: "run_in_terminal", args: argsObject(`{"command":"npm test"}`), text: log},
+	ran := summarizeResult(exchange{category: Terminal, tool: "run_in_terminal", args: wire.ArgsObject(`{"command":"npm test"}`), text: log},
 		expandHint("expand_context", "sh_0123456789abcdef0123456789abcdef"))
 	for _, want := range []string{"[Earlier: Ran `npm test` — FAILED, ", `expand_context {"id":"sh_0123456789abcdef0123456789abcdef"} returns it]`,
 		"\nFAIL src/foo.test.ts", "\n  ✕ should handle edge case (15ms)", "\n    Error: Expected 42 but got undefined",
@@ -70,7 +70,7 @@ func TestSummaryLines(t *testing.T) {
 	if strings.Contains(ran, "PASS src/bar.test.ts") {
 		t.Errorf("a passing line is not a key line:\n%s", ran)
 	}
-	errRead := summarizeResult(exchange{category: Read, tool: "Read", args: argsObject(`{"file_path":"/nope"}`), isError: true,
+	errRead := summarizeResult(exchange{category: Read, tool: "Read", args: wire.ArgsObject(`{"file_path":"/nope"}`), isError: true,
 		text: "File does not exist."}, "")
 	if !strings.Contains(errRead, "ERROR") || !strings.HasSuffix(errRead, "\nFile does not exist.") {
 		t.Errorf("an error result keeps its message: %q", errRead)

@@ -63,11 +63,9 @@ func backgroundHints(c *wire.Conversation) map[*wire.ToolResult]compress.Hint {
 	out := map[*wire.ToolResult]compress.Hint{}
 	for _, i := range readers {
 		r := &c.Results[i]
-		if !gjson.Valid(r.Args) {
-			continue
-		}
+		args := wire.ArgsObject(r.Args)
 		for _, key := range backgroundReaders[strings.ToLower(r.ToolName)] {
-			v := gjson.Get(r.Args, key)
+			v := args.Get(key)
 			if v.Type != gjson.String && v.Type != gjson.Number {
 				continue
 			}

@@ -66,6 +66,23 @@ func TestBackgroundOutputUsesItsCommand(t *testing.T) {
 	}
 }
 
+// TestBackgroundHintsOpenAI: OpenAI Chat carries a call's arguments as a
+// string of JSON; the task id is read through it.
+func TestBackgroundHintsOpenAI(t *testing.T) {
+	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"x"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"exec_command","arguments":"{\"cmd\":\"cargo test -p vfox\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"Chunk ID: fb38ec\nWall time: 30.0020 seconds\nProcess running with session ID 55420\nOutput:\n   Compiling vfox"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c2","type":"function","function":{"name":"write_stdin","arguments":"{\"session_id\":55420,\"chars\":\"\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c2","content":"test result: ok. 86 passed"}]}`
+	c, err := wire.Parse(wire.OpenAIChat, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := backgroundHints(c)[&c.Results[1]]; !ok || h.ToolName != "exec_command" || !strings.Contains(h.Args, "cargo test -p vfox") {
+		t.Errorf("write_stdin's hint %+v, %v", h, ok)
+	}
+}
+
 func TestLaunchedID(t *testing.T) {
 	for _, c := range []struct{ raw, want string }{
 		{`"Command running in background with ID: b463a86. Output is being written to: REDACTED.output"`, "b463a86"},
