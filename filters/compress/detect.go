@@ -175,8 +175,8 @@ func readsSourceFile(h Hint) bool {
 }
 
 // readsOutputFile reports whether a read tool's call names a file a
-// command's output is saved to: a .log, .txt, .out or .output file (Claude
-// Code saves a background task's output as .output).
+// command's output is saved to (isSavedOutputExt; Claude Code saves a
+// background task's output as .output).
 func readsOutputFile(h Hint) bool {
 	ext, ok := readExtension(h)
 	if !ok {
@@ -185,8 +185,15 @@ func readsOutputFile(h Hint) bool {
 		// runs back this way as often as with a read tool).
 		ext = shellReadExtension(commandOf(h))
 	}
+	return isSavedOutputExt(ext)
+}
+
+// isSavedOutputExt reports whether a file extension is one a command's
+// output is saved under: .log, .txt, .out, .output (Claude Code's background
+// tasks) or .err.
+func isSavedOutputExt(ext string) bool {
 	switch ext {
-	case "log", "txt", "out", "output":
+	case "log", "txt", "out", "output", "err":
 		return true
 	}
 	return false

@@ -496,11 +496,8 @@ func isReportedErrorHit(l string) bool {
 	if path == "" {
 		return false
 	}
-	if ext, ok := fileExtension(path); ok {
-		switch ext {
-		case "log", "txt", "out", "output", "err":
-			return true
-		}
+	if ext, ok := fileExtension(path); ok && isSavedOutputExt(ext) {
+		return true
 	}
 	t := strings.TrimLeft(hitText(l, path), " \t[")
 	return len(t) >= 8 && isDigit(t[0]) && isDigit(t[1]) && hasTimestamp(t[:min(len(t), 32)])
