@@ -62,11 +62,31 @@ const (
 )
 
 // Hint is what the tool call says about its output: the tool name and the raw
-// JSON arguments of the call. It never includes later turns, so a result
-// compresses the same way on every turn.
+// JSON arguments of the call, as the dialect sends them: an object
+// (Anthropic, Gemini, Bedrock) or a string holding one (OpenAI Chat's
+// function.arguments and Responses' arguments are strings of JSON). It
+// never includes later turns, so a result compresses the same way on every
+// turn.
 type Hint struct {
 	ToolName string
 	Args     string
+}
+
+// decoded is h with OpenAI's string of JSON arguments replaced by the
+// object it holds, so every reader of Args (the command line, the file a
+// read names, the query terms) sees one form whatever the dialect. Other
+// strings (a Responses custom tool's free-form input) and any args not
+// valid JSON are left as they are. The entry points (Detect, the
+// strategies' Compress) decode once; decoding an object is a no-op.
+func (h Hint) decoded() Hint {
+	if len(h.Args) < 2 || h.Args[0] != '"' || !jsonsafe.ValidString(h.Args) {
+		return h
+	}
+	inner := gjson.Parse(h.Args).String()
+	if t := strings.TrimSpace(inner); t != "" && t[0] == '{' && jsonsafe.ValidString(t) {
+		h.Args = t
+	}
+	return h
 }
 
 // Strategy compresses one tool output.
@@ -205,6 +225,7 @@ func (o StructuralOptions) aim(n int) int {
 }
 
 func (s structural) Compress(text string, hint Hint) (string, Report) {
+	hint = hint.decoded()
 	// From here on the aim is a byte count, so the strategies below and
 	// the embedded outputs they recurse into see one number.
 	s.opts.TargetBytes, s.opts.TargetRatio = s.opts.aim(len(text)), 0

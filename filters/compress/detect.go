@@ -18,6 +18,7 @@ func Detect(text string, hint Hint) Kind { return detect(text, hint, true) }
 // test log (scanStats.testDecided). The tests and FuzzStructural check it
 // decides as the scan of every line does.
 func detect(text string, hint Hint, mayStop bool) Kind {
+	hint = hint.decoded()
 	// JSON first, whatever the tool: a JSON result must stay valid JSON.
 	if looksJSON(text) {
 		return KindJSON

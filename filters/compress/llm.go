@@ -177,6 +177,7 @@ func (l *llm) Compress(text string, hint Hint) (string, Report) {
 }
 
 func (l *llm) CompressContext(ctx context.Context, text string, hint Hint) (string, Report, error) {
+	hint = hint.decoded()
 	kind := Detect(text, hint)
 	if len(text) <= l.opts.TargetBytes || hasOwnMarker(text) {
 		return text, unchanged(kind, text), nil

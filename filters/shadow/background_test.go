@@ -1,11 +1,16 @@
 package shadow
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -93,5 +98,48 @@ func TestLaunchedID(t *testing.T) {
 		if got := launchedID(c.raw); got != c.want {
 			t.Errorf("launchedID(%.60q) = %q, want %q", c.raw, got, c.want)
 		}
+	}
+}
+
+// TestHintSameInEveryDialect: the call's arguments reach compression in
+// the form each dialect sends them (an object, or OpenAI's string of
+// JSON); the same output under the same call compresses to the same text
+// either way. A pytest run under Codex's exec_command header is read as a
+// test log only through its command line.
+func TestHintSameInEveryDialect(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "compress", "testdata", "pytest_failures.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(raw[:bytes.LastIndexByte(raw[:15000], '\n')+1])
+	text := "Chunk ID: 3f9a1c\nWall time: 41.2 seconds\nProcess exited with code 1\nOriginal token count: 3921\nOutput:\n" + log
+	args := `{"cmd":"pytest -rA lib/matplotlib/tests/test_figure.py","workdir":"/repo"}`
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	bodies := map[wire.Dialect]string{
+		wire.Anthropic: `{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":"fix the tests"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"exec_command","input":` + args + `}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":` + q(text) + `}]}]}`,
+		wire.OpenAIChat: `{"model":"gpt-4o","messages":[{"role":"user","content":"fix the tests"},` +
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"exec_command","arguments":` + q(args) + `}}]},` +
+			`{"role":"tool","tool_call_id":"call_1","content":` + q(text) + `}]}`,
+	}
+	got := map[wire.Dialect]string{}
+	for d, body := range bodies {
+		f := NewCompressFilter(defaultOpts(), Env{Store: NewMemory(MemoryOptions{}), Tenant: "t1"})
+		out, rep, err := pipeline.New(f).Run(d, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Changes) != 1 || rep.Changes[0].Detail != string(compress.KindTestLog) {
+			t.Errorf("%s: changes %+v, want one, as a test log", d, rep.Changes)
+		}
+		c, err := wire.Parse(d, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, got[d], _ = ParseReference(c.Results[0].Texts[0].Text())
+	}
+	if got[wire.Anthropic] != got[wire.OpenAIChat] || got[wire.Anthropic] == "" {
+		t.Errorf("the two dialects compress the same output differently:\n--- anthropic\n%.1500s\n--- openai\n%.1500s", got[wire.Anthropic], got[wire.OpenAIChat])
 	}
 }
