@@ -443,10 +443,22 @@ func plainHitPath(l string) string {
 		return ""
 	}
 	path := l[:c]
-	if strings.ContainsAny(path, " \t\"'<>()[]{}=,;") || !strings.ContainsAny(path, "/\\") || !hasSourceExt(path) {
+	// pathBytes holds both sets strings.ContainsAny was asked for: it
+	// built each set again on every call, a fifth of a listing's
+	// detection (issue 23).
+	if m := pathByteSet(path); m&pathNot != 0 || m&pathSlash == 0 || !hasSourceExt(path) {
 		return ""
 	}
 	return path
+}
+
+// pathByteSet is the union of pathBytes over s's bytes.
+func pathByteSet(s string) uint8 {
+	var m uint8
+	for i := 0; i < len(s); i++ {
+		m |= pathBytes[s[i]]
+	}
+	return m
 }
 
 // parseHit splits "path:12:text" (a match) or "path-12-text" (grep -C
@@ -486,7 +498,7 @@ func parseHit(l string) (path string, line int, match bool) {
 			continue
 		}
 		path = l[:i]
-		if !strings.ContainsAny(path, "/\\") && !hasSourceExt(path) {
+		if lastSlash(path) < 0 && !hasSourceExt(path) {
 			if c == '-' {
 				continue
 			}
