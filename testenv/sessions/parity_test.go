@@ -1,10 +1,13 @@
 package sessions
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
@@ -13,14 +16,16 @@ import (
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
-// TestResultsCompressAlikeInBothDialects: a recorded session's tool results
+// TestResultsCompressAlikeInEveryDialect: a recorded session's tool results
 // reach compression through the wire model, in the dialect the agent
-// speaks. Every result must compress to the same text in the Anthropic
-// and the OpenAI Chat form of the same request, and to what compression
-// gives that text alone with its call's arguments as an object (the form
-// the quality harness measures). OpenAI's string-of-JSON arguments once
-// broke this for every OpenAI caller: the harness never saw it.
-func TestResultsCompressAlikeInBothDialects(t *testing.T) {
+// speaks. Every result must compress to the same text in the five forms
+// of the same request (Anthropic and OpenAI Chat as recorded; OpenAI
+// Responses, Bedrock Converse and Gemini built from the Anthropic one),
+// and to what compression gives that text alone with its call's arguments
+// as an object (the form the quality harness measures). OpenAI's
+// string-of-JSON arguments once broke this for every OpenAI caller: the
+// harness never saw it.
+func TestResultsCompressAlikeInEveryDialect(t *testing.T) {
 	files := []string{filepath.Join("testdata", "sample.jsonl")}
 	for _, name := range parityFiles() {
 		files = append(files, filepath.Join("corpus", name+".jsonl.gz"))
@@ -31,12 +36,16 @@ func TestResultsCompressAlikeInBothDialects(t *testing.T) {
 	err := Each(files, nil, func(s Session) error {
 		sessions++
 		got := map[wire.Dialect]map[string]string{}
-		for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat} {
-			reqs := s.Anthropic
-			if d == wire.OpenAIChat {
-				reqs = s.OpenAI
-			}
-			body := reqs[len(reqs)-1]
+		final := s.Anthropic[len(s.Anthropic)-1]
+		bodies := map[wire.Dialect][]byte{
+			wire.Anthropic:       final,
+			wire.OpenAIChat:      s.OpenAI[len(s.OpenAI)-1],
+			wire.OpenAIResponses: asResponses(t, final),
+			wire.Bedrock:         asBedrock(t, final),
+			wire.Gemini:          asGemini(t, final),
+		}
+		for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat, wire.OpenAIResponses, wire.Bedrock, wire.Gemini} {
+			body := bodies[d]
 			in, err := wire.Parse(d, body)
 			if err != nil {
 				t.Fatalf("%s %s: %v", s.Name, d, err)
@@ -52,11 +61,8 @@ func TestResultsCompressAlikeInBothDialects(t *testing.T) {
 			}
 			texts := map[string]string{}
 			for i, r := range in.Results {
-				if len(r.Texts) != 1 || len(oc.Results[i].Texts) != 1 {
-					continue
-				}
-				text, sent := r.Texts[0].Text(), oc.Results[i].Texts[0].Text()
-				if len(text) <= opts.MinBytes || isBackgroundRead(r.ToolName) {
+				text, sent := resultText(r), resultText(oc.Results[i])
+				if len(text) <= opts.MinBytes || sent == "" || isBackgroundRead(r.ToolName) {
 					continue
 				}
 				if _, _, rest, ok := shadow.ParseReference(sent); ok {
@@ -72,11 +78,15 @@ func TestResultsCompressAlikeInBothDialects(t *testing.T) {
 			}
 			got[d] = texts
 		}
-		for id, a := range got[wire.Anthropic] {
-			if b, ok := got[wire.OpenAIChat][id]; ok {
-				compared++
-				if a != b {
-					t.Errorf("%s, call %s: the two dialects compress the result differently", s.Name, id)
+		for _, d := range []wire.Dialect{wire.OpenAIChat, wire.OpenAIResponses, wire.Bedrock, wire.Gemini} {
+			for id, a := range got[wire.Anthropic] {
+				if b, ok := got[d][id]; ok {
+					compared++
+					if a != b {
+						t.Errorf("%s, call %s: %s compresses the result differently from anthropic", s.Name, id, d)
+					}
+				} else {
+					t.Errorf("%s, call %s: no such result in %s", s.Name, id, d)
 				}
 			}
 		}
@@ -119,4 +129,131 @@ func parityFiles() []string {
 		return []string{"codex-cli-hk", "copilot-cli-azure-dev", "gemini-cli-gastownhall"}
 	}
 	return []string{"codex-cli-hk", "claude-code-ned", "copilot-cli-azure-dev", "gemini-cli-gastownhall", "pi-coding-agent"}
+}
+
+// The other dialects' forms of a session's final Anthropic request: each
+// message's text, calls and results, in order, as that dialect carries
+// them (tool results as text; Gemini's as functionResponse.response's
+// "output" string, which its parser reads as a JSON result).
+
+type block struct {
+	kind           string // text, call, result
+	text, id, name string
+	input          string // a call's arguments, a JSON object
+	isError        bool
+}
+
+func blocksOf(msg gjson.Result) []block {
+	c := msg.Get("content")
+	if c.Type == gjson.String {
+		return []block{{kind: "text", text: c.String()}}
+	}
+	var out []block
+	c.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "text":
+			out = append(out, block{kind: "text", text: b.Get("text").String()})
+		case "tool_use":
+			out = append(out, block{kind: "call", id: b.Get("id").String(), name: b.Get("name").String(), input: b.Get("input").Raw})
+		case "tool_result":
+			text := b.Get("content").String()
+			if b.Get("content").IsArray() {
+				var sb strings.Builder
+				b.Get("content").ForEach(func(_, p gjson.Result) bool {
+					sb.WriteString(p.Get("text").String())
+					return true
+				})
+				text = sb.String()
+			}
+			out = append(out, block{kind: "result", id: b.Get("tool_use_id").String(), text: text, isError: b.Get("is_error").Bool()})
+		}
+		return true
+	})
+	return out
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func asResponses(t *testing.T, anthropic []byte) []byte {
+	var items []string
+	gjson.GetBytes(anthropic, "messages").ForEach(func(_, m gjson.Result) bool {
+		role := m.Get("role").String()
+		for _, b := range blocksOf(m) {
+			switch b.kind {
+			case "text":
+				items = append(items, `{"role":`+quoteJSON(role)+`,"content":`+quoteJSON(b.text)+`}`)
+			case "call":
+				items = append(items, `{"type":"function_call","call_id":`+quoteJSON(b.id)+`,"name":`+quoteJSON(b.name)+`,"arguments":`+quoteJSON(b.input)+`}`)
+			case "result":
+				items = append(items, `{"type":"function_call_output","call_id":`+quoteJSON(b.id)+`,"output":`+quoteJSON(b.text)+`}`)
+			}
+		}
+		return true
+	})
+	return []byte(`{"model":"gpt-5-codex","input":[` + strings.Join(items, ",") + `]}`)
+}
+
+func asBedrock(t *testing.T, anthropic []byte) []byte {
+	var msgs []string
+	gjson.GetBytes(anthropic, "messages").ForEach(func(_, m gjson.Result) bool {
+		var parts []string
+		for _, b := range blocksOf(m) {
+			switch b.kind {
+			case "text":
+				parts = append(parts, `{"text":`+quoteJSON(b.text)+`}`)
+			case "call":
+				parts = append(parts, `{"toolUse":{"toolUseId":`+quoteJSON(b.id)+`,"name":`+quoteJSON(b.name)+`,"input":`+b.input+`}}`)
+			case "result":
+				status := ""
+				if b.isError {
+					status = `,"status":"error"`
+				}
+				parts = append(parts, `{"toolResult":{"toolUseId":`+quoteJSON(b.id)+`,"content":[{"text":`+quoteJSON(b.text)+`}]`+status+`}}`)
+			}
+		}
+		msgs = append(msgs, `{"role":`+quoteJSON(m.Get("role").String())+`,"content":[`+strings.Join(parts, ",")+`]}`)
+		return true
+	})
+	return []byte(`{"messages":[` + strings.Join(msgs, ",") + `]}`)
+}
+
+func asGemini(t *testing.T, anthropic []byte) []byte {
+	names := map[string]string{} // call id → tool name
+	var contents []string
+	gjson.GetBytes(anthropic, "messages").ForEach(func(_, m gjson.Result) bool {
+		role := "user"
+		if m.Get("role").String() == "assistant" {
+			role = "model"
+		}
+		var parts []string
+		for _, b := range blocksOf(m) {
+			switch b.kind {
+			case "text":
+				parts = append(parts, `{"text":`+quoteJSON(b.text)+`}`)
+			case "call":
+				names[b.id] = b.name
+				parts = append(parts, `{"functionCall":{"id":`+quoteJSON(b.id)+`,"name":`+quoteJSON(b.name)+`,"args":`+b.input+`}}`)
+			case "result":
+				parts = append(parts, `{"functionResponse":{"id":`+quoteJSON(b.id)+`,"name":`+quoteJSON(names[b.id])+`,"response":{"output":`+quoteJSON(b.text)+`}}}`)
+			}
+		}
+		contents = append(contents, `{"role":"`+role+`","parts":[`+strings.Join(parts, ",")+`]}`)
+		return true
+	})
+	return []byte(`{"contents":[` + strings.Join(contents, ",") + `]}`)
+}
+
+// resultText is a result's one text: its text block, or the "output"
+// string of Gemini's functionResponse.response; "" for any other shape.
+func resultText(r wire.ToolResult) string {
+	switch {
+	case len(r.Texts) == 1 && len(r.JSON) == 0:
+		return r.Texts[0].Text()
+	case len(r.Texts) == 0 && len(r.JSON) == 1:
+		return gjson.Parse(r.JSON[0].Raw).Get("output").String()
+	}
+	return ""
 }
