@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/toolproc/toolproc/filters/clamp"
+	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
 // fuzzSeeds are short inputs of every kind, plus the start of every
@@ -106,6 +108,10 @@ func FuzzStructural(f *testing.F) {
 	// one of them already behind a marker of an earlier cut.
 	f.Add("Output:\n{\"log\":\""+strings.Repeat("step ok; ", 200)+"exit code 2; EXIT STATUS: 1"+strings.Repeat("é; ", 90)+
 		"[… 40 bytes omitted …] exit status 7"+strings.Repeat("step ok; ", 200)+"\"}\n", "exec_command", `{"cmd":"gh api x"}`, 300)
+	// A pytest run under Codex's header, its command in OpenAI's string of
+	// JSON arguments (Hint.decoded).
+	f.Add("Chunk ID: 3f9a1c\nWall time: 4.2 seconds\nProcess exited with code 1\nOutput:\n"+strings.Repeat("tests/test_a.py::test_x PASSED [ 10%]\n", 40)+
+		"FAILED tests/test_a.py::test_y - AssertionError\n=== 1 failed, 40 passed in 0.3s ===\n", "exec_command", `"{\"cmd\":\"pytest tests/test_a.py\"}"`, 300)
 	// A harness's header over a shell result in JSON (harnessJSON).
 	f.Add("Script completed\nWall time 9.9 seconds\nOutput:\n{\"exit_code\":1,\"output\":\""+strings.Repeat("test a::b ... ok\\n", 60)+"test result: FAILED. 59 passed; 1 failed\\n\"}", "exec", `{"input":"tools.exec_command({cmd:\"cargo test\"})"}`, 300)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
@@ -130,6 +136,15 @@ func FuzzStructural(f *testing.F) {
 			t.Fatalf("empty kind")
 		} else if full := detect(text, h, false); rep != full {
 			t.Fatalf("detection stopped early says %s, reading every line says %s", rep, full)
+		}
+		// An object's arguments sent as OpenAI's string of JSON compress
+		// as the object does.
+		if strings.HasPrefix(args, "{") && strings.TrimSpace(args) == args && jsonsafe.ValidString(args) {
+			q, _ := json.Marshal(args)
+			a, _ := s.Compress(text, h)
+			if b, _ := s.Compress(text, Hint{ToolName: tool, Args: string(q)}); b != a {
+				t.Fatalf("the arguments as a string of JSON compress differently from the object")
+			}
 		}
 		if strings.Contains(text, "\x00") {
 			return
