@@ -123,30 +123,48 @@ func isProgramWord(w string) bool {
 // anything (the test file every passing line names).
 const maxTermLines = 12
 
-// distinctiveTerms returns the query terms found on at least one and at
-// most maxTermLines lines.
-func (p *plan) distinctiveTerms() []string {
-	if len(p.query) == 0 {
-		return nil
-	}
-	counts := make([]int, len(p.query))
-	for _, l := range p.allViews() {
-		if len(l) > 2048 {
-			continue
-		}
-		for k, t := range p.query {
-			if counts[k] <= maxTermLines && strings.Contains(l, t) {
-				counts[k]++
-			}
+// distinctiveTermLines returns, for each query term found on at least one
+// and at most maxTermLines lines, the lines that name it.
+func (p *plan) distinctiveTermLines() (lines [][]int) {
+	for _, t := range p.query {
+		if at := p.linesNaming(t, maxTermLines+1); len(at) > 0 && len(at) <= maxTermLines {
+			lines = append(lines, at)
 		}
 	}
-	var use []string
-	for k, t := range p.query {
-		if counts[k] > 0 && counts[k] <= maxTermLines {
-			use = append(use, t)
-		}
+	return lines
+}
+
+// linesNaming returns, in order, up to most of the lines whose view (as
+// classifiers read it, up to 2,048 bytes) contains t. One substring search
+// over the whole body finds the candidates, and only they are read as
+// views: a search per line and term was a seventh of compressing a new
+// request's results once its query terms were read (issue 23). A view is
+// part of its line, so a line whose raw bytes lack t is never one.
+func (p *plan) linesNaming(t string, most int) []int {
+	body, starts := p.body, p.starts
+	if p.vstarts != nil {
+		body, starts = p.vbody, p.vstarts
 	}
-	return use
+	var at []int
+	i := 0 // the line the search is in
+	for off := 0; off < len(body) && len(at) < most; {
+		k := strings.Index(body[off:], t)
+		if k < 0 {
+			break
+		}
+		k += off
+		for i+1 < len(starts) && int(starts[i+1]) <= k {
+			i++
+		}
+		if i >= p.n {
+			break
+		}
+		if l := p.viewLine(i); len(l) <= 2048 && strings.Contains(l, t) {
+			at = append(at, i)
+		}
+		off = int(starts[i+1]) // the next line: one hit a line is enough
+	}
+	return at
 }
 
 // raiseQueryLines moves lines that mention a query term ahead of the other
@@ -154,24 +172,25 @@ func (p *plan) distinctiveTerms() []string {
 // up to context: "pytest -k test_refund" is about test_refund even when it
 // passed. Only distinctive terms count.
 func (p *plan) raiseQueryLines() {
-	use := p.distinctiveTerms()
-	if len(use) == 0 {
-		return
+	lines := p.distinctiveTermLines()
+	var raised map[int]bool // a line naming two terms is raised once
+	if len(lines) > 1 {
+		raised = make(map[int]bool)
 	}
-	for i, l := range p.allViews() {
-		c := p.cls[i]
-		if c.tier == tierCritical || c.tier == tierNever || len(l) > 2048 {
-			continue
-		}
-		for _, t := range use {
-			if strings.Contains(l, t) {
-				nt := min(c.tier, tierHigh)
-				if c.tier == tierNoise {
-					nt = tierContext
-				}
-				p.cls[i].tier, p.cls[i].rank = nt, 0
-				break
+	for _, at := range lines {
+		for _, i := range at {
+			c := p.cls[i]
+			if c.tier == tierCritical || c.tier == tierNever || raised[i] {
+				continue
 			}
+			if raised != nil {
+				raised[i] = true
+			}
+			nt := min(c.tier, tierHigh)
+			if c.tier == tierNoise {
+				nt = tierContext
+			}
+			p.cls[i].tier, p.cls[i].rank = nt, 0
 		}
 	}
 }
