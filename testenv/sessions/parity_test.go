@@ -40,9 +40,9 @@ func TestResultsCompressAlikeInEveryDialect(t *testing.T) {
 		bodies := map[wire.Dialect][]byte{
 			wire.Anthropic:       final,
 			wire.OpenAIChat:      s.OpenAI[len(s.OpenAI)-1],
-			wire.OpenAIResponses: asResponses(t, final),
-			wire.Bedrock:         asBedrock(t, final),
-			wire.Gemini:          asGemini(t, final),
+			wire.OpenAIResponses: asResponses(final),
+			wire.Bedrock:         asBedrock(final),
+			wire.Gemini:          asGemini(final),
 		}
 		for _, d := range []wire.Dialect{wire.Anthropic, wire.OpenAIChat, wire.OpenAIResponses, wire.Bedrock, wire.Gemini} {
 			body := bodies[d]
@@ -177,71 +177,79 @@ func quoteJSON(s string) string {
 	return string(b)
 }
 
-func asResponses(t *testing.T, anthropic []byte) []byte {
-	var items []string
+// joinParts renders each block of an Anthropic message with part and
+// joins them with commas.
+func joinParts(m gjson.Result, part func(b block) string) string {
+	var parts []string
+	for _, b := range blocksOf(m) {
+		parts = append(parts, part(b))
+	}
+	return strings.Join(parts, ",")
+}
+
+// eachMessage calls fn with each message of an Anthropic request.
+func eachMessage(anthropic []byte, fn func(role string, m gjson.Result)) {
 	gjson.GetBytes(anthropic, "messages").ForEach(func(_, m gjson.Result) bool {
-		role := m.Get("role").String()
-		for _, b := range blocksOf(m) {
-			switch b.kind {
-			case "text":
-				items = append(items, `{"role":`+quoteJSON(role)+`,"content":`+quoteJSON(b.text)+`}`)
-			case "call":
-				items = append(items, `{"type":"function_call","call_id":`+quoteJSON(b.id)+`,"name":`+quoteJSON(b.name)+`,"arguments":`+quoteJSON(b.input)+`}`)
-			case "result":
-				items = append(items, `{"type":"function_call_output","call_id":`+quoteJSON(b.id)+`,"output":`+quoteJSON(b.text)+`}`)
-			}
-		}
+		fn(m.Get("role").String(), m)
 		return true
+	})
+}
+
+func asResponses(anthropic []byte) []byte {
+	var items []string
+	eachMessage(anthropic, func(role string, m gjson.Result) {
+		items = append(items, joinParts(m, func(b block) string {
+			switch b.kind {
+			case "call":
+				return `{"type":"function_call","call_id":` + quoteJSON(b.id) + `,"name":` + quoteJSON(b.name) + `,"arguments":` + quoteJSON(b.input) + `}`
+			case "result":
+				return `{"type":"function_call_output","call_id":` + quoteJSON(b.id) + `,"output":` + quoteJSON(b.text) + `}`
+			}
+			return `{"role":` + quoteJSON(role) + `,"content":` + quoteJSON(b.text) + `}`
+		}))
 	})
 	return []byte(`{"model":"gpt-5-codex","input":[` + strings.Join(items, ",") + `]}`)
 }
 
-func asBedrock(t *testing.T, anthropic []byte) []byte {
+func asBedrock(anthropic []byte) []byte {
 	var msgs []string
-	gjson.GetBytes(anthropic, "messages").ForEach(func(_, m gjson.Result) bool {
-		var parts []string
-		for _, b := range blocksOf(m) {
+	eachMessage(anthropic, func(role string, m gjson.Result) {
+		parts := joinParts(m, func(b block) string {
 			switch b.kind {
-			case "text":
-				parts = append(parts, `{"text":`+quoteJSON(b.text)+`}`)
 			case "call":
-				parts = append(parts, `{"toolUse":{"toolUseId":`+quoteJSON(b.id)+`,"name":`+quoteJSON(b.name)+`,"input":`+b.input+`}}`)
+				return `{"toolUse":{"toolUseId":` + quoteJSON(b.id) + `,"name":` + quoteJSON(b.name) + `,"input":` + b.input + `}}`
 			case "result":
 				status := ""
 				if b.isError {
 					status = `,"status":"error"`
 				}
-				parts = append(parts, `{"toolResult":{"toolUseId":`+quoteJSON(b.id)+`,"content":[{"text":`+quoteJSON(b.text)+`}]`+status+`}}`)
+				return `{"toolResult":{"toolUseId":` + quoteJSON(b.id) + `,"content":[{"text":` + quoteJSON(b.text) + `}]` + status + `}}`
 			}
-		}
-		msgs = append(msgs, `{"role":`+quoteJSON(m.Get("role").String())+`,"content":[`+strings.Join(parts, ",")+`]}`)
-		return true
+			return `{"text":` + quoteJSON(b.text) + `}`
+		})
+		msgs = append(msgs, `{"role":`+quoteJSON(role)+`,"content":[`+parts+`]}`)
 	})
 	return []byte(`{"messages":[` + strings.Join(msgs, ",") + `]}`)
 }
 
-func asGemini(t *testing.T, anthropic []byte) []byte {
+func asGemini(anthropic []byte) []byte {
 	names := map[string]string{} // call id → tool name
 	var contents []string
-	gjson.GetBytes(anthropic, "messages").ForEach(func(_, m gjson.Result) bool {
-		role := "user"
-		if m.Get("role").String() == "assistant" {
+	eachMessage(anthropic, func(role string, m gjson.Result) {
+		if role == "assistant" {
 			role = "model"
 		}
-		var parts []string
-		for _, b := range blocksOf(m) {
+		parts := joinParts(m, func(b block) string {
 			switch b.kind {
-			case "text":
-				parts = append(parts, `{"text":`+quoteJSON(b.text)+`}`)
 			case "call":
 				names[b.id] = b.name
-				parts = append(parts, `{"functionCall":{"id":`+quoteJSON(b.id)+`,"name":`+quoteJSON(b.name)+`,"args":`+b.input+`}}`)
+				return `{"functionCall":{"id":` + quoteJSON(b.id) + `,"name":` + quoteJSON(b.name) + `,"args":` + b.input + `}}`
 			case "result":
-				parts = append(parts, `{"functionResponse":{"id":`+quoteJSON(b.id)+`,"name":`+quoteJSON(names[b.id])+`,"response":{"output":`+quoteJSON(b.text)+`}}}`)
+				return `{"functionResponse":{"id":` + quoteJSON(b.id) + `,"name":` + quoteJSON(names[b.id]) + `,"response":{"output":` + quoteJSON(b.text) + `}}}`
 			}
-		}
-		contents = append(contents, `{"role":"`+role+`","parts":[`+strings.Join(parts, ",")+`]}`)
-		return true
+			return `{"text":` + quoteJSON(b.text) + `}`
+		})
+		contents = append(contents, `{"role":"`+role+`","parts":[`+parts+`]}`)
 	})
 	return []byte(`{"contents":[` + strings.Join(contents, ",") + `]}`)
 }
