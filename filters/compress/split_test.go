@@ -135,6 +135,8 @@ var sourceSet = map[string]string{
 
 	// Round 21 (second helper), placed in the tuning set before any of its outputs was compressed.
 	"codex-cli-openprintkit": "tuning", // Codex CLI 0.34 rollouts committed under .codex/sessions, Monotoba/OpenPrintKit (Python 3D-printer profile kit: pytest, sed -n reads, git, GitHub Actions API)
+	// Round 22, placed in the tuning set (the round's first finished source) before any of its outputs was compressed.
+	"claude-code-sandcastle": "tuning", // Claude Code 2.1 native transcripts, thieso2/Sandcastle (Ruby on Rails app with a Go CLI and shell installer: bin/rails test, docker, go build, git, gh)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -180,6 +182,7 @@ var sessionAgents = map[string]string{
 	"codex-cli-hk":                   "codex-cli-hk",
 	"claude-code-forge":              "claude-code-forge",
 	"codex-cli-openprintkit":         "codex-cli-openprintkit",
+	"claude-code-sandcastle":         "claude-code-sandcastle",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
