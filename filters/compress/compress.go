@@ -79,7 +79,7 @@ type Hint struct {
 // valid JSON are left as they are. The entry points (Detect, the
 // strategies' Compress) decode once; decoding an object is a no-op.
 func (h Hint) decoded() Hint {
-	if len(h.Args) < 2 || h.Args[0] != '"' || !jsonsafe.ValidString(h.Args) {
+	if len(h.Args) < 2 || h.Args[0] != '"' || !holdsObject(h.Args[1:]) || !jsonsafe.ValidString(h.Args) {
 		return h
 	}
 	inner := gjson.Parse(h.Args).String()
@@ -87,6 +87,27 @@ func (h Hint) decoded() Hint {
 		h.Args = t
 	}
 	return h
+}
+
+// holdsObject reports whether the inside of a JSON string literal opens
+// with '{' after blanks and escaped line breaks: the only strings decoded
+// reads, so a free-form input (a patch of many kilobytes) is never
+// validated and unescaped on every call only to be left as it is.
+func holdsObject(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t':
+		case '\\':
+			if i+1 < len(s) && (s[i+1] == 'n' || s[i+1] == 'r' || s[i+1] == 't') {
+				i++
+				continue
+			}
+			return false
+		default:
+			return s[i] == '{'
+		}
+	}
+	return false
 }
 
 // Strategy compresses one tool output.

@@ -70,7 +70,9 @@ func TestHintDecodedLeavesOtherArgs(t *testing.T) {
 			t.Errorf("decoded(%q) = %q", args, got)
 		}
 	}
-	if got := (Hint{Args: `" {\"cmd\":[\"bash\",\"-lc\",\"go test ./...\"]} "`}).decoded().Args; got != `{"cmd":["bash","-lc","go test ./..."]}` {
-		t.Errorf("a string of a JSON object decoded to %q", got)
+	for _, args := range []string{`" {\"cmd\":[\"bash\",\"-lc\",\"go test ./...\"]} "`, `"\n\t{\"cmd\":[\"bash\",\"-lc\",\"go test ./...\"]}"`} {
+		if got := (Hint{Args: args}).decoded().Args; got != `{"cmd":["bash","-lc","go test ./..."]}` {
+			t.Errorf("a string of a JSON object %s decoded to %q", args, got)
+		}
 	}
 }
