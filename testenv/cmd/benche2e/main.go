@@ -43,6 +43,8 @@ type options struct {
 	loadExchanges, sseStreams  int
 	sseDuration                time.Duration
 	fill                       int
+	cells                      string
+	times, rounds              int
 }
 
 func main() {
@@ -58,6 +60,9 @@ func main() {
 	flag.IntVar(&o.sseStreams, "sse-streams", 500, "concurrent SSE streams in the load check")
 	flag.DurationVar(&o.sseDuration, "sse-duration", 60*time.Second, "how long each load-check stream lasts")
 	flag.IntVar(&o.fill, "fill", 1200, "new 300 KB bodies sent one after another in the memory check")
+	flag.StringVar(&o.cells, "cells", "", "only these cells, comma-separated: 2KB, 300KB, 300KB-new, 1MB, 1MB-new, each at c=1 and c=16, or with /1 or /16 at one of them (300KB-new/1); all when empty")
+	flag.IntVar(&o.times, "times", 1, "send this many times the requests of each cell")
+	flag.IntVar(&o.rounds, "rounds", 1, "measure toolproc disabled and on the defaults this many times, alternately, each on a fresh process; the CPU table gives the totals and each round's ratio")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "benche2e:", err)
@@ -80,10 +85,83 @@ type cell struct {
 }
 
 type result struct {
-	p50, p99              time.Duration
+	p50, p99              time.Duration // of the first round
 	errors                int
-	toolprocCPU, standCPU time.Duration // per request
+	toolprocCPU, standCPU time.Duration // per request, over every round
 	requests              int
+	// perRound is toolprocCPU in each round (-rounds), in order.
+	perRound []time.Duration
+}
+
+// runOrder is the order the configurations are measured in: each once,
+// then toolproc disabled and on the defaults again, alternately, until
+// each has had rounds runs. Alternating puts both under the same drift of
+// the machine (other processes, frequency, caches), which one run of each,
+// minutes apart, does not: single runs of 120 new 300 KB bodies put the
+// defaults at 4.9 to 5.9 times the disabled profile on the same build.
+func runOrder(configs, rounds int) []int {
+	order := make([]int, 0, configs+2*(rounds-1))
+	for ci := range configs {
+		order = append(order, ci)
+	}
+	for range rounds - 1 {
+		order = append(order, configs-2, configs-1)
+	}
+	return order
+}
+
+// addResult records r, the cell's result on configuration ci, in rs (by
+// configuration): a later round adds its requests and CPU to the first.
+func addResult(rs []result, ci int, r result) []result {
+	r.perRound = []time.Duration{r.toolprocCPU}
+	if ci >= len(rs) {
+		return append(rs, r)
+	}
+	a := &rs[ci]
+	n := time.Duration(a.requests + r.requests)
+	a.toolprocCPU = (a.toolprocCPU*time.Duration(a.requests) + r.toolprocCPU*time.Duration(r.requests)) / n
+	a.standCPU = (a.standCPU*time.Duration(a.requests) + r.standCPU*time.Duration(r.requests)) / n
+	a.requests += r.requests
+	a.errors += r.errors
+	a.perRound = append(a.perRound, r.toolprocCPU)
+	return rs
+}
+
+// cellFilter reads -cells: names like the table's rows without spaces
+// (2KB, 300KB, 300KB-new, 1MB, 1MB-new), each optionally at one
+// concurrency (300KB-new/1). An empty list keeps every cell.
+func cellFilter(list string) (func(*cell) bool, error) {
+	if strings.TrimSpace(list) == "" {
+		return func(*cell) bool { return true }, nil
+	}
+	known := map[string]bool{"2KB": true, "300KB": true, "300KB-new": true, "1MB": true, "1MB-new": true}
+	type key struct {
+		name string
+		conc int // 0: any
+	}
+	keys := map[key]bool{}
+	for _, f := range strings.Split(list, ",") {
+		name, conc, _ := strings.Cut(strings.TrimSpace(f), "/")
+		k := key{name: name}
+		if conc != "" {
+			n, err := strconv.Atoi(conc)
+			if err != nil || n != 1 && n != 16 {
+				return nil, fmt.Errorf("-cells: %q: the concurrency is 1 or 16", f)
+			}
+			k.conc = n
+		}
+		if !known[name] {
+			return nil, fmt.Errorf("-cells: unknown cell %q (2KB, 300KB, 300KB-new, 1MB, 1MB-new)", name)
+		}
+		keys[k] = true
+	}
+	return func(c *cell) bool {
+		name := strings.ReplaceAll(c.name, " ", "")
+		if c.fresh {
+			name += "-new"
+		}
+		return keys[key{name, 0}] || keys[key{name, c.conc}]
+	}, nil
 }
 
 func run(o options) error {
@@ -109,6 +187,10 @@ func run(o options) error {
 	if o.quick {
 		scale = 4
 	}
+	want, err := cellFilter(o.cells)
+	if err != nil {
+		return err
+	}
 	var cells []*cell
 	for _, conc := range []int{1, 16} {
 		for _, sz := range []struct {
@@ -120,14 +202,20 @@ func run(o options) error {
 				if sz.n == 2<<10 && fresh {
 					continue // small bodies are never compressed: nothing to warm
 				}
-				c := &cell{size: sz.n, name: sz.name, fresh: fresh, conc: conc, count: sz.count * (1 + conc/16) / scale}
-				cells = append(cells, c)
+				c := &cell{size: sz.n, name: sz.name, fresh: fresh, conc: conc, count: max(sz.count*(1+conc/16)*o.times/scale, 1)}
+				if want(c) {
+					cells = append(cells, c)
+				}
 			}
 		}
 	}
+	if len(cells) == 0 {
+		return fmt.Errorf("-cells %q names no cell", o.cells)
+	}
 	results := map[*cell][]result{}
 	nonce := 0
-	for ci, cfg := range configs {
+	for _, ci := range runOrder(len(configs), max(o.rounds, 1)) {
+		cfg := configs[ci]
 		switch ci {
 		case 2:
 			if err := env.startToolproc(disabledConfig); err != nil {
@@ -158,7 +246,7 @@ func run(o options) error {
 				return fmt.Errorf("%s: %w", cfg, err)
 			}
 			r := env.measure(url, c)
-			results[c] = append(results[c], r)
+			results[c] = addResult(results[c], ci, r)
 			fmt.Fprintf(os.Stderr, "%-30s %-7s %-8s c=%-2d p50 %8.2f ms  p99 %8.2f ms  errors %d\n", cfg, c.name, caseName(c), c.conc, ms(r.p50), ms(r.p99), r.errors)
 		}
 	}
@@ -183,6 +271,9 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func printTables(cells []*cell, results map[*cell][]result, env *env) {
 	for _, conc := range []int{1, 16} {
+		if !slices.ContainsFunc(cells, func(c *cell) bool { return c.conc == conc }) {
+			continue
+		}
 		fmt.Printf("\n| body, c=%d, p50 (p99) ms | %s |\n|---|---|---|---|---|\n", conc, strings.Join(configs, " | "))
 		for _, c := range cells {
 			if c.conc != conc {
@@ -217,6 +308,9 @@ func printTables(cells []*cell, results map[*cell][]result, env *env) {
 		ratio := "—"
 		if dis > 0 {
 			ratio = fmt.Sprintf("%.2f×", float64(def)/float64(dis))
+			if lo, hi, ok := roundRatios(rs[2].perRound, rs[3].perRound); ok {
+				ratio += fmt.Sprintf(" (rounds %.2f–%.2f×)", lo, hi)
+			}
 		}
 		mbs := "—"
 		if def > 0 {
@@ -225,6 +319,31 @@ func printTables(cells []*cell, results map[*cell][]result, env *env) {
 		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", row, ms(rs[1].standCPU), ms(rs[3].standCPU), ms(dis), ms(def), ratio, mbs)
 	}
 	fmt.Printf("\nCPU is read from /proc over each cell's requests (the threads' schedstat run time in ns; user+system in 10 ms ticks where the kernel has no schedstat). toolproc peak RSS (VmHWM) over the table: %s.\n", mib(env.toolprocHWM()))
+	if r := env.o.rounds; r > 1 {
+		fmt.Printf("Toolproc disabled and on the defaults were measured %d times each, alternately, each time on a fresh process: their columns are the totals over the rounds.\n", r)
+	}
+}
+
+// roundRatios returns the lowest and highest ratio of defaults to
+// disabled over the rounds, when there was more than one.
+func roundRatios(dis, def []time.Duration) (lo, hi float64, ok bool) {
+	if len(dis) < 2 || len(dis) != len(def) {
+		return 0, 0, false
+	}
+	for k := range dis {
+		if dis[k] <= 0 {
+			return 0, 0, false
+		}
+		r := float64(def[k]) / float64(dis[k])
+		if !ok || r < lo {
+			lo = r
+		}
+		if !ok || r > hi {
+			hi = r
+		}
+		ok = true
+	}
+	return lo, hi, ok
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

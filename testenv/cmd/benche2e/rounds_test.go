@@ -1,0 +1,75 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestRunOrderAlternatesTheLastTwo(t *testing.T) {
+	if got, want := runOrder(4, 1), []int{0, 1, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("one round: %v, want %v", got, want)
+	}
+	if got, want := runOrder(4, 3), []int{0, 1, 2, 3, 2, 3, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("three rounds: %v, want %v", got, want)
+	}
+}
+
+func TestAddResultWeighsRoundsByRequests(t *testing.T) {
+	var rs []result
+	for ci := range 4 {
+		rs = addResult(rs, ci, result{requests: 100, toolprocCPU: time.Duration(ci) * time.Millisecond, p50: time.Second})
+	}
+	rs = addResult(rs, 3, result{requests: 300, toolprocCPU: 7 * time.Millisecond, errors: 2, p50: time.Minute})
+	got := rs[3]
+	// (100×3 ms + 300×7 ms) / 400 = 6 ms
+	if got.toolprocCPU != 6*time.Millisecond || got.requests != 400 || got.errors != 2 {
+		t.Errorf("merged: cpu %v requests %d errors %d, want 6ms 400 2", got.toolprocCPU, got.requests, got.errors)
+	}
+	if got.p50 != time.Second {
+		t.Errorf("p50 %v: the first round's latency is the one reported", got.p50)
+	}
+	if !slices.Equal(got.perRound, []time.Duration{3 * time.Millisecond, 7 * time.Millisecond}) {
+		t.Errorf("per round %v", got.perRound)
+	}
+	lo, hi, ok := roundRatios([]time.Duration{time.Millisecond, 2 * time.Millisecond}, []time.Duration{4 * time.Millisecond, 10 * time.Millisecond})
+	if !ok || lo != 4 || hi != 5 {
+		t.Errorf("round ratios %v–%v %v, want 4–5", lo, hi, ok)
+	}
+	if _, _, ok := roundRatios([]time.Duration{time.Millisecond}, []time.Duration{time.Millisecond}); ok {
+		t.Error("one round has no range")
+	}
+}
+
+func TestCellFilter(t *testing.T) {
+	newSmall := &cell{name: "300 KB", fresh: true, conc: 1}
+	newSmall16 := &cell{name: "300 KB", fresh: true, conc: 16}
+	repeated := &cell{name: "300 KB", conc: 1}
+	tiny := &cell{name: "2 KB", conc: 16}
+	for _, tc := range []struct {
+		list string
+		want []bool // newSmall, newSmall16, repeated, tiny
+	}{
+		{"", []bool{true, true, true, true}},
+		{"300KB-new", []bool{true, true, false, false}},
+		{"300KB-new/1, 2KB", []bool{true, false, false, true}},
+		{"300KB/1", []bool{false, false, true, false}},
+	} {
+		keep, err := cellFilter(tc.list)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.list, err)
+		}
+		var got []bool
+		for _, c := range []*cell{newSmall, newSmall16, repeated, tiny} {
+			got = append(got, keep(c))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.list, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"300KB-old", "1MB/8", "2KB/x"} {
+		if _, err := cellFilter(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
