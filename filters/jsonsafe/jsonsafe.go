@@ -479,6 +479,35 @@ func skipPlain(b string, i int) int {
 	return i
 }
 
+// PlainASCII returns the index of the first byte of s at or after i that a
+// JSON string literal cannot hold as it is, or that needs decoding: a
+// quote, a backslash, a control byte or any byte of a multi-byte
+// character; len(s) when there is none. Eight bytes at a time, as
+// skipPlain: quoting a compressed result was a byte loop (issue 23).
+func PlainASCII(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if i < 0 {
+		i = 0
+	}
+	p := unsafe.Pointer(unsafe.StringData(s))
+	for ; i+8 <= len(s); i += 8 {
+		x := *(*uint64)(unsafe.Add(p, i)) // little-endian, unaligned: amd64 and arm64 allow it
+		q := x ^ (ones * '"')
+		b := x ^ (ones * '\\')
+		// The lowest flagged byte is a true one (see skipPlain); a high
+		// bit flags itself.
+		if hit := (((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x) | x) & highs; hit != 0 {
+			return i + bits.TrailingZeros64(hit)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(s)
+}
+
 // view is b as a string without a copy, for the read-only scans here:
 // nothing keeps it past the call, and callers do not change b meanwhile.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -342,3 +342,35 @@ func TestEnds(t *testing.T) {
 		t.Fatalf("a body of tiny containers recorded %d of them", len(ends))
 	}
 }
+
+// TestPlainASCII: the first byte a literal must escape or decode, found
+// eight bytes at a time, is the one a byte loop finds, wherever it falls in
+// a word and whatever follows it.
+func TestPlainASCII(t *testing.T) {
+	special := []byte{'"', '\\', 0x00, 0x1f, '\n', 0x7f + 1, 0xff, 0xe2}
+	for n := 0; n <= 20; n++ {
+		for at := -1; at < n; at++ {
+			for _, c := range special {
+				b := []byte(strings.Repeat("a~ ", 7)[:n])
+				want := n
+				if at >= 0 {
+					b[at], want = c, at
+					if at+1 < n {
+						b[at+1] = '"' // a later special byte must not be the one found
+					}
+				}
+				for from := 0; from <= min(at, 3); from++ {
+					if got := PlainASCII(string(b), from); got != max(want, from) && at >= 0 {
+						t.Fatalf("PlainASCII(%q, %d) = %d, want %d", b, from, got, want)
+					}
+				}
+				if got := PlainASCII(string(b), 0); got != want {
+					t.Fatalf("PlainASCII(%q, 0) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+	if got := PlainASCII("x\x7fy", 0); got != 3 {
+		t.Errorf("DEL is plain in a JSON string: got %d", got)
+	}
+}

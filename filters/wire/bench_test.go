@@ -34,3 +34,24 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQuoteString quotes a tool output for a splice (a compressed
+// result, a summary): mostly ASCII with a line break every few dozen
+// bytes, and one with a multi-byte character on every line (Claude Code's
+// Read writes "→" after each line number).
+func BenchmarkQuoteString(b *testing.B) {
+	ascii := wiretest.LongOutput(64 << 10)
+	numbered := ""
+	for i := 0; len(numbered) < 64<<10; i++ {
+		numbered += "   12→	func (p *plan) take(i int) (cost, taken int) {\n"
+	}
+	for _, tc := range []struct{ name, s string }{{"ascii", ascii}, {"numbered", numbered}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = wire.QuoteString(tc.s)
+			}
+		})
+	}
+}

@@ -101,11 +101,10 @@ func AppendString(out []byte, s string) []byte {
 	out = append(out, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
-			i++
-			continue
+		if i = jsonsafe.PlainASCII(s, i); i == len(s) {
+			break
 		}
+		b := s[i]
 		if b < utf8.RuneSelf {
 			out = append(out, s[start:i]...)
 			switch b {
