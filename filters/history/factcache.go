@@ -47,15 +47,16 @@ func factsCost(f facts) int {
 	return size
 }
 
-// cachedFacts returns the facts of text, reading them on a miss. Texts below
-// minCached are read every time: hashing them costs about as much. sum,
+// cachedFacts returns the facts of text (n bytes), reading them on a miss.
+// Texts below minCached are read every time: hashing them costs about as
+// much. sum,
 // when not nil, is text's shadow.Fingerprint: the key is made from its 32
 // bytes, not from another pass over text (two seeded hashes of a 1 MB
 // body's old results were 2 % of a new request's CPU, issue 23).
-func cachedFacts(text string, full bool, sum *[sha256.Size]byte) facts {
+func cachedFacts(text func() string, n int, full bool, sum *[sha256.Size]byte) facts {
 	const minCached = 2048
-	if len(text) < minCached {
-		return factsOf(text, full)
+	if n < minCached {
+		return factsOf(text(), full)
 	}
 	reading := byte('e') // the two readings differ
 	if full {
@@ -68,7 +69,7 @@ func cachedFacts(text string, full bool, sum *[sha256.Size]byte) facts {
 			return
 		}
 		_ = h.WriteByte(reading)
-		_, _ = h.WriteString(text)
+		_, _ = h.WriteString(text())
 	})
-	return factCache.Get(k, func() facts { return factsOf(text, full) })
+	return factCache.Get(k, func() facts { return factsOf(text(), full) })
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/wire"
@@ -392,18 +391,22 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		ex := exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: wire.ArgsObject(r.Args), isError: r.IsError}
 		var rw rewrite
 		before, after := 0, 0
-		for _, t := range r.Texts {
-			ex.text = t.Text()
-			id, hint, sum := f.refSum(t.Text())
-			ex.sum = sum
+		for k := range r.Texts {
+			t := &r.Texts[k]
+			// The text's facts come from its literal when this result was
+			// summarised on an earlier turn: no decoding (shadow.FactsOf).
+			tf := shadow.FactsOf(t)
+			ex.text, ex.textLen, ex.lines = t.Text, tf.Len, tf.Lines
+			id, hint := f.refOf(tf.Sum)
+			ex.sum = &tf.Sum
 			s := summarizeResult(ex, hint)
 			e := wire.SetString(t.Span, s)
 			if len(e.Raw) >= t.Span.End-t.Span.Start {
 				continue // already short: a summary would not save anything
 			}
 			rw.edits = append(rw.edits, e)
-			rw.kept = append(rw.kept, keptValue{id: id, value: t.Text()})
-			before += len(t.Text())
+			rw.kept = append(rw.kept, keptValue{id: id, block: t})
+			before += tf.Len
 			after += len(s)
 			rw.saved += t.Span.End - t.Span.Start - len(e.Raw)
 		}
@@ -416,7 +419,8 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			}
 			// The summary reads the object's longest string (the output
 			// itself); the original kept is the whole object.
-			ex.text, ex.sum = longestString(j.Raw), nil // the original kept is the object, not this text
+			ex.setText(longestString(j.Raw))
+			ex.sum = nil // the original kept is the object, not this text
 			id, hint := f.ref(j.Raw)
 			key := `{"output":`
 			if r.IsError {
@@ -437,7 +441,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		if len(rw.edits) == 0 {
 			continue
 		}
-		rw.change = resultChange(r, before, after, clamp.CountLines(ex.text), 1, string(ex.category))
+		rw.change = resultChange(r, before, after, ex.lines, 1, string(ex.category))
 		g.saved += rw.saved
 		out = append(out, rw)
 	}
@@ -451,6 +455,15 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 func (f *Filter) ref(value string) (id, hint string) {
 	id, hint, _ = f.refSum(value)
 	return id, hint
+}
+
+// refOf is ref for a value whose shadow.Fingerprint is sum.
+func (f *Filter) refOf(sum [sha256.Size]byte) (id, hint string) {
+	if !f.canKeep() {
+		return "", notKeptHint
+	}
+	id = f.env.Keys.IDOf(f.env.Tenant, sum)
+	return id, expandHint(f.opts.Tool, id)
 }
 
 // refSum is ref, with value's shadow.Fingerprint (nil when no original can
@@ -492,7 +505,7 @@ func (f *Filter) keep(values []keptValue) {
 		if v.id == "" {
 			continue
 		}
-		if err := shadow.Keep(f.env.Ctx, f.env.Store, f.env.Tenant, shadow.Original, v.id, shadow.ReadOnlyBytes(v.value)); err != nil {
+		if err := shadow.KeepFunc(f.env.Ctx, f.env.Store, f.env.Tenant, shadow.Original, v.id, v.bytes); err != nil {
 			f.Stats.StoreErrors++
 			continue
 		}

@@ -51,14 +51,14 @@ func TestCategorize(t *testing.T) {
 // The seed's examples, in this package's words: a read says what was read,
 // a failed command keeps its failing test and error lines verbatim.
 func TestSummaryLines(t *testing.T) {
-	read := summarizeResult(exchange{category: Read, tool: "read_file", args: wire.ArgsObject(`{"path":"/src/foo.ts","startLine":1,"endLine":50}`),
-		text: strings.Repeat("export const x = 1;\n", 50)}, "")
+	read := summarizeResult(withText(exchange{category: Read, tool: "read_file", args: wire.ArgsObject(`{"path":"/src/foo.ts","startLine":1,"endLine":50}`)},
+		strings.Repeat("export const x = 1;\n", 50)), "")
 	if want := "[Earlier: Read /src/foo.ts lines 1-50 — 50 lines, 1,000 bytes]"; read != want {
 		t.Errorf("read summary %q, want %q", read, want)
 	}
 	log := "PASS src/bar.test.ts\nFAIL src/foo.test.ts\n  ✕ should handle edge case (15ms)\n    Error: Expected 42 but got undefined\n" +
 		"      at Object.<anonymous> (foo.test.ts:23:5)\nTests:       1 failed, 12 passed, 13 total\n"
-	ran := summarizeResult(exchange{category: Terminal, tool: "run_in_terminal", args: wire.ArgsObject(`{"command":"npm test"}`), text: log},
+	ran := summarizeResult(withText(exchange{category: Terminal, tool: "run_in_terminal", args: wire.ArgsObject(`{"command":"npm test"}`)}, log),
 		expandHint("expand_context", "sh_0123456789abcdef0123456789abcdef"))
 	for _, want := range []string{"[Earlier: Ran `npm test` — FAILED, ", `expand_context {"id":"sh_0123456789abcdef0123456789abcdef"} returns it]`,
 		"\nFAIL src/foo.test.ts", "\n  ✕ should handle edge case (15ms)", "\n    Error: Expected 42 but got undefined",
@@ -70,8 +70,8 @@ func TestSummaryLines(t *testing.T) {
 	if strings.Contains(ran, "PASS src/bar.test.ts") {
 		t.Errorf("a passing line is not a key line:\n%s", ran)
 	}
-	errRead := summarizeResult(exchange{category: Read, tool: "Read", args: wire.ArgsObject(`{"file_path":"/nope"}`), isError: true,
-		text: "File does not exist."}, "")
+	errRead := summarizeResult(withText(exchange{category: Read, tool: "Read", args: wire.ArgsObject(`{"file_path":"/nope"}`), isError: true},
+		"File does not exist."), "")
 	if !strings.Contains(errRead, "ERROR") || !strings.HasSuffix(errRead, "\nFile does not exist.") {
 		t.Errorf("an error result keeps its message: %q", errRead)
 	}
@@ -512,4 +512,46 @@ func listKey(d wire.Dialect) string {
 		return "contents"
 	}
 	return "messages"
+}
+
+// withText is ex with its text set, as rewriteGroup sets a decoded one.
+func withText(ex exchange, text string) exchange {
+	ex.setText(text)
+	return ex
+}
+
+// TestRepeatedSummariesReadNoText: the next request of a conversation
+// carries the same old results; their summaries, ids and kept originals
+// come from what was read of them before, and no result's text is decoded
+// again. The bytes are the first request's.
+func TestRepeatedSummariesReadNoText(t *testing.T) {
+	outs := results(12, 6000, func(i int) bool { return i%3 == 0 })
+	outs[0] += "\nunique to TestRepeatedSummariesReadNoText\n"
+	body := wiretest.Request(wire.Anthropic, outs...)
+	store := shadow.NewMemory(shadow.MemoryOptions{})
+	defer store.Close()
+	env := Env{Ctx: context.Background(), Store: store, Tenant: "t1", Keys: shadow.NewKeyring([]byte("secret"))}
+	opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5, CostModel: CostNone}
+	first, f := runTiers(t, wire.Anthropic, body, opts, env)
+	if f.Stats.Summarized == 0 {
+		t.Fatalf("nothing summarised: %+v", f.Stats)
+	}
+
+	c, err := wire.Parse(wire.Anthropic, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := New(opts, env)
+	edits, _ := g.Rewrite(c)
+	out, err := wire.Apply(body, edits)
+	if err != nil || !bytes.Equal(out, first) {
+		t.Fatalf("the repeated request differs: %v", err)
+	}
+	for i, r := range c.Results[:g.Stats.Summarized] {
+		for k := range r.Texts {
+			if tb := &c.Results[i].Texts[k]; tb.MaxLen() != len(tb.Raw)-2 {
+				t.Fatalf("result %d: summarised again by decoding its text", i)
+			}
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/jsonsafe"
+	"github.com/toolproc/toolproc/filters/shadow"
 	"github.com/toolproc/toolproc/filters/wire"
 )
 
@@ -15,6 +16,17 @@ import (
 type keptValue struct {
 	id    string
 	value string
+	// block, when set, holds the value instead: decoded only if the store
+	// does not have it already (keep touches what it has).
+	block *wire.TextBlock
+}
+
+// bytes is the value to put.
+func (v keptValue) bytes() []byte {
+	if v.block != nil {
+		return shadow.ReadOnlyBytes(v.block.Text())
+	}
+	return shadow.ReadOnlyBytes(v.value)
 }
 
 // inputRewrite is the rewrite of one old call's arguments.

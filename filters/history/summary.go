@@ -49,11 +49,22 @@ type exchange struct {
 	tool     string
 	args     gjson.Result // the call's arguments as an object (may not exist)
 	isError  bool
-	text     string
-	// sum is text's shadow.Fingerprint when ref computed it (nil when the
-	// request keeps no originals or text is not what was kept): the key
-	// lines' cache is keyed by it instead of hashing text again.
+	// text is the result's text, read only when a summary needs more than
+	// what textLen, lines and the key lines' cache (by sum) already say:
+	// an old result seen before is summarised without decoding it.
+	text    func() string
+	textLen int
+	lines   int
+	// sum is the text's shadow.Fingerprint (nil when the text is not what
+	// was kept): the key lines' cache is keyed by it instead of hashing
+	// the text again.
 	sum *[sha256.Size]byte
+}
+
+// setText sets ex's text to a decoded string.
+func (ex *exchange) setText(text string) {
+	ex.text = func() string { return text }
+	ex.textLen, ex.lines = len(text), clamp.CountLines(text)
 }
 
 // summarizeResult returns the summary of one old result: a first line
@@ -69,20 +80,20 @@ func summarizeResult(ex exchange, hint string) string {
 	var fs facts
 	switch ex.category {
 	case Terminal, Other:
-		fs = cachedFacts(ex.text, true, ex.sum)
+		fs = cachedFacts(ex.text, ex.textLen, true, ex.sum)
 		key, more = fs.key, fs.more
 		failed = failed || fs.failed
 	default:
 		if ex.isError {
-			fs = cachedFacts(ex.text, false, ex.sum)
+			fs = cachedFacts(ex.text, ex.textLen, false, ex.sum)
 			key, more = fs.key, fs.more
 		} else {
-			fs.lines = clamp.CountLines(ex.text)
+			fs.lines = ex.lines
 		}
 	}
 	lines := fs.lines
 	if ex.isError && len(key) == 0 {
-		key = firstLines(ex.text, errorFallbackLines)
+		key = firstLines(ex.text(), errorFallbackLines)
 	}
 	b.WriteString(" — ")
 	if failed {
@@ -94,7 +105,7 @@ func summarizeResult(ex exchange, hint string) string {
 	}
 	b.WriteString(plural(lines, "line"))
 	b.WriteString(", ")
-	b.WriteString(plural(len(ex.text), "byte"))
+	b.WriteString(plural(ex.textLen, "byte"))
 	if len(key) > 0 {
 		b.WriteString("; key lines verbatim below")
 		if more > 0 {

@@ -147,7 +147,7 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 			if t.MaxLen() <= f.opts.MinBytes {
 				continue // surely small: not decoded (one would skip it anyway)
 			}
-			if e, ch, ok := f.one(r, t.Span, t.Text()); ok {
+			if e, ch, ok := f.one(r, t.Span, blockValue(t)); ok {
 				edits = append(edits, e)
 				changes = append(changes, ch)
 			}
@@ -168,7 +168,7 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 				if m.Index <= 0 || at.End > j.Span.End {
 					return true
 				}
-				if e, ch, ok := f.one(r, at, m.Str); ok {
+				if e, ch, ok := f.one(r, at, stringValue(m.Str)); ok {
 					edits = append(edits, e)
 					changes = append(changes, ch)
 				}
@@ -179,33 +179,48 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 	return edits, changes
 }
 
+// value is one text value to decide: its facts, and its text, decoded
+// only when it must be read (a cache miss, a reference to check, an
+// original to put back).
+type value struct {
+	TextFacts
+	text func() string
+}
+
+// blockValue is a text block's value: its facts come from its literal
+// when the literal was seen before (FactsOf).
+func blockValue(t *wire.TextBlock) value { return value{FactsOf(t), t.Text} }
+
+// stringValue is the value of a text already decoded.
+func stringValue(s string) value { return value{factsOfString(s), func() string { return s }} }
+
 // one decides one text value. ok=false leaves it as it is.
-func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wire.Edit, pipeline.Change, bool) {
-	d := Decision{Ordinal: r.Ordinal, CallID: r.CallID, Tool: r.ToolName, BytesBefore: len(text), BytesAfter: len(text)}
+func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Edit, pipeline.Change, bool) {
+	d := Decision{Ordinal: r.Ordinal, CallID: r.CallID, Tool: r.ToolName, BytesBefore: v.Len, BytesAfter: v.Len}
 	done := func(outcome string) (wire.Edit, pipeline.Change, bool) {
 		d.Outcome = outcome
 		f.Decisions = append(f.Decisions, d)
 		return wire.Edit{}, pipeline.Change{}, false
 	}
 	switch {
-	case len(text) <= f.opts.MinBytes:
+	case v.Len <= f.opts.MinBytes:
 		// Not recorded: small results are the common case and say nothing.
 		return wire.Edit{}, pipeline.Change{}, false
-	case f.opts.MaxBytes > 0 && len(text) > f.opts.MaxBytes:
+	case f.opts.MaxBytes > 0 && v.Len > f.opts.MaxBytes:
 		return done(OutcomeLarge)
 	case f.opts.SkipTool != nil && f.opts.SkipTool(r.ToolName):
 		return done(OutcomeTool)
 	case f.storeDown:
 		return done(OutcomeStoreError)
-	case strings.HasPrefix(text, refPrefix) && f.referenced(text):
+	case v.RefLike && f.referenced(v.text()):
 		return done(OutcomeHasRef)
 	}
 
-	orig := ReadOnlyBytes(text)
-	// One fingerprint (one pass over the bytes) for the id and the key.
-	sum := fingerprint(orig)
+	// One fingerprint for the id and the key, found by the literal when
+	// the result was seen before (FactsOf): a cache hit reads no text.
+	sum := v.Sum
 	id := f.env.Keys.id(f.env.Tenant, sum)
-	ref := Reference(id, len(orig), f.opts.Tool)
+	ref := Reference(id, v.Len, f.opts.Tool)
 	// The hint is part of the key: the strategy reads it to pick the kind
 	// (a grep_search and a view_file result of the same bytes compress
 	// differently), and the bytes must be a function of the request alone,
@@ -223,6 +238,7 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 	} else {
 		d.Cache = "miss"
 		f.Stats.CacheMisses++
+		text := v.text()
 		var res compressed
 		if p, ok := f.pre[key]; ok {
 			res = p
@@ -237,7 +253,7 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 		if body != "" {
 			// The original first: a reference is only ever written once its
 			// original can be read back.
-			if err := f.env.Store.Put(ctx, f.env.Tenant, Original, id, orig); err != nil {
+			if err := f.env.Store.Put(ctx, f.env.Tenant, Original, id, ReadOnlyBytes(text)); err != nil {
 				return f.storeFailed(&d, err)
 			}
 		}
@@ -255,7 +271,7 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 	if hit {
 		// The compressed entry (24 h) outlives the original (5 h): refresh
 		// the original so the reference being reused can still be expanded.
-		if err := Keep(ctx, f.env.Store, f.env.Tenant, Original, id, orig); err != nil {
+		if err := KeepFunc(ctx, f.env.Store, f.env.Tenant, Original, id, func() []byte { return ReadOnlyBytes(v.text()) }); err != nil {
 			return f.storeFailed(&d, err)
 		}
 	}
@@ -269,9 +285,9 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, text string) (wir
 		CallID:      r.CallID,
 		ToolName:    r.ToolName,
 		IsError:     r.IsError,
-		BytesBefore: len(text),
+		BytesBefore: v.Len,
 		BytesAfter:  len(out),
-		LinesBefore: clamp.CountLines(text),
+		LinesBefore: v.Lines,
 		LinesAfter:  clamp.CountLines(out),
 		Detail:      kind,
 	}, true

@@ -59,13 +59,19 @@ type Toucher interface {
 // compressed entry (24 h by default) outlives the original (5 h), and a
 // reference whose original has expired cannot be expanded.
 func Keep(ctx context.Context, s Store, tenant string, kind Kind, key string, value []byte) error {
+	return KeepFunc(ctx, s, tenant, kind, key, func() []byte { return value })
+}
+
+// KeepFunc is Keep with the value made only when it is put: a result seen
+// before is found by its id, and need not be decoded to be touched.
+func KeepFunc(ctx context.Context, s Store, tenant string, kind Kind, key string, value func() []byte) error {
 	if t, ok := s.(Toucher); ok {
 		err := t.Touch(ctx, tenant, kind, key)
 		if !errors.Is(err, ErrNotFound) {
 			return err
 		}
 	}
-	return s.Put(ctx, tenant, kind, key, value)
+	return s.Put(ctx, tenant, kind, key, value())
 }
 
 var (
