@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -334,7 +335,8 @@ func (f *CompressFilter) cached(ctx context.Context, key string) (body, kind, na
 	if err != nil {
 		return "", "", "", false, err
 	}
-	s := string(v)
+	// v is this call's own copy (Store.Get): read in place, not copied again.
+	s := unsafe.String(unsafe.SliceData(v), len(v))
 	if s == cacheMarkerNone {
 		return "", "", "", true, nil
 	}

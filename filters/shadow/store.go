@@ -34,6 +34,9 @@ const (
 // Store keeps values per tenant. Implementations are safe for concurrent
 // use. Get returns ErrNotFound (wrapped or bare) for missing, expired and
 // other-tenant keys; any other error means the store could not answer.
+// The value Get returns is the caller's own: the store neither keeps nor
+// changes it afterwards, so a caller may read it in place (a cached
+// compressed result is, CompressFilter.cached).
 // Put on an existing key replaces the value and restarts its TTL.
 type Store interface {
 	Put(ctx context.Context, tenant string, kind Kind, key string, value []byte) error

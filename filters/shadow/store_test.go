@@ -56,6 +56,22 @@ func testStore(t *testing.T, s Store, env storeEnv) {
 		}
 	}
 
+	// The caller owns what Get returns (Store's contract): writing to it
+	// changes neither the store nor the next Get, so a reader may keep it
+	// as a string without copying it (CompressFilter.cached).
+	t.Run("get returns the caller's own", func(t *testing.T) {
+		key := ID(ta, []byte("caller's own"))
+		mustPut(t, ta, Compressed, key, []byte("test_log\nstructural\nkept"))
+		got, err := s.Get(ctx, ta, Compressed, key)
+		if err != nil || len(got) == 0 {
+			t.Fatalf("Get: %q, %v", got, err)
+		}
+		for i := range got {
+			got[i] = 'x'
+		}
+		wantValue(t, ta, Compressed, key, []byte("test_log\nstructural\nkept"))
+	})
+
 	t.Run("put get", func(t *testing.T) {
 		values := []struct {
 			name string
