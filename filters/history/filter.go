@@ -473,8 +473,8 @@ func (f *Filter) refSum(value string) (id, hint string, sum *[sha256.Size]byte) 
 		return "", notKeptHint, nil
 	}
 	s := shadow.Fingerprint(shadow.ReadOnlyBytes(value))
-	id = f.env.Keys.IDOf(f.env.Tenant, s)
-	return id, expandHint(f.opts.Tool, id), &s
+	id, hint = f.refOf(s)
+	return id, hint, &s
 }
 
 // canKeep reports whether this request's originals can be kept for

@@ -44,11 +44,14 @@ func FactsOf(t *wire.TextBlock) TextFacts {
 		text := t.Text()
 		// The literal's hash stands in for the text's: SHA-256 directly,
 		// not through fingerprint's memo, which would hash the text again.
-		return TextFacts{Sum: sha256.Sum256(ReadOnlyBytes(text)), Len: len(text), Lines: clamp.CountLines(text), RefLike: strings.HasPrefix(text, refPrefix)}
+		return textFacts(text, sha256.Sum256(ReadOnlyBytes(text)))
 	})
 }
 
 // factsOfString is FactsOf for a text already decoded.
-func factsOfString(text string) TextFacts {
-	return TextFacts{Sum: fingerprint(ReadOnlyBytes(text)), Len: len(text), Lines: clamp.CountLines(text), RefLike: strings.HasPrefix(text, refPrefix)}
+func factsOfString(text string) TextFacts { return textFacts(text, fingerprint(ReadOnlyBytes(text))) }
+
+// textFacts is the facts of text whose SHA-256 is sum.
+func textFacts(text string, sum [sha256.Size]byte) TextFacts {
+	return TextFacts{Sum: sum, Len: len(text), Lines: clamp.CountLines(text), RefLike: strings.HasPrefix(text, refPrefix)}
 }
