@@ -62,14 +62,14 @@ func cachedFacts(text func() string, n int, full bool, sum *[sha256.Size]byte) f
 	if full {
 		reading = 'f'
 	}
-	k := factCache.Key(func(h *maphash.Hash) {
-		if sum != nil {
+	var k memo.Key
+	if sum != nil {
+		k = factCache.Key(func(h *maphash.Hash) {
 			_ = h.WriteByte(reading - 'a' + 'A') // keyed by fingerprint: a key space of its own
 			_, _ = h.Write(sum[:])
-			return
-		}
-		_ = h.WriteByte(reading)
-		_, _ = h.WriteString(text())
-	})
+		})
+	} else {
+		k = factCache.KeyWith(func(h *maphash.Hash) { _ = h.WriteByte(reading) }, text())
+	}
 	return factCache.Get(k, func() facts { return factsOf(text(), full) })
 }

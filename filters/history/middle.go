@@ -40,15 +40,14 @@ func middleBody(text string, ratio float64, hint compress.Hint) string {
 	if len(text) < middleMinBytes {
 		return ""
 	}
-	k := middleCache.Key(func(h *maphash.Hash) {
+	k := middleCache.KeyWith(func(h *maphash.Hash) {
 		_, _ = h.WriteString(strconv.FormatFloat(ratio, 'g', -1, 64))
 		_ = h.WriteByte(0)
 		_, _ = h.WriteString(hint.ToolName)
 		_ = h.WriteByte(0)
 		_, _ = h.WriteString(hint.Args)
 		_ = h.WriteByte(0)
-		_, _ = h.WriteString(text)
-	})
+	}, text)
 	return middleCache.Get(k, func() string {
 		out, rep := compress.Structural(compress.StructuralOptions{TargetRatio: ratio}).Compress(text, hint)
 		if !rep.Changed || len(out) >= len(text) {

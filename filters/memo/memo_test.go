@@ -3,6 +3,7 @@ package memo
 import (
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,35 @@ func TestMemo(t *testing.T) {
 	get("99") // in the current generation
 	if calls != 0 {
 		t.Fatal("a recent entry was dropped")
+	}
+}
+
+// TestKeyStringAndKeyWith: the one-pass keys are stable for the same
+// input and differ when the text, a field, or where a field ends differs.
+func TestKeyStringAndKeyWith(t *testing.T) {
+	m := New[string](10, nil)
+	long := strings.Repeat("tool output line\n", 1000)
+	if m.KeyString(long) != m.KeyString(strings.Clone(long)) {
+		t.Fatal("the same text got two keys")
+	}
+	if m.KeyString(long) == m.KeyString(long+"x") || m.KeyString("") == m.KeyString("a") {
+		t.Fatal("two texts share a key")
+	}
+	with := func(field, text string) Key {
+		return m.KeyWith(func(h *maphash.Hash) { _, _ = h.WriteString(field); _ = h.WriteByte(0) }, text)
+	}
+	keys := map[Key]string{}
+	for _, c := range [][2]string{{"a", long}, {"b", long}, {"a", long + "x"}, {"a", ""}, {"", "a"}, {"ab", ""}} {
+		k := with(c[0], c[1])
+		if prev, ok := keys[k]; ok {
+			t.Fatalf("%q and %q share a key", prev, c)
+		}
+		keys[k] = fmt.Sprint(c)
+		if with(c[0], strings.Clone(c[1])) != k {
+			t.Fatalf("%q got two keys", c)
+		}
+	}
+	if other := New[string](10, nil); other.KeyString(long) == m.KeyString(long) {
+		t.Fatal("two memos share seeds")
 	}
 }

@@ -2,7 +2,6 @@ package shadow
 
 import (
 	"crypto/sha256"
-	"hash/maphash"
 	"strings"
 
 	"github.com/toolproc/toolproc/filters/clamp"
@@ -39,7 +38,7 @@ func FactsOf(t *wire.TextBlock) TextFacts {
 	if len(t.Raw) < minMemoLiteral {
 		return factsOfString(t.Text())
 	}
-	k := literals.Key(func(h *maphash.Hash) { _, _ = h.WriteString(t.Raw) })
+	k := literals.KeyString(t.Raw)
 	return literals.Get(k, func() TextFacts {
 		text := t.Text()
 		// The literal's hash stands in for the text's: SHA-256 directly,
