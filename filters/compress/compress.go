@@ -372,7 +372,7 @@ func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Repor
 			p.critCap = len(text) // what a header says beyond its path (a rename, a mode, a binary file) and commit lines are always kept
 			p.selectGreedy()
 		case KindFileRead:
-			p.readReport = readsOutputFile(hint)
+			p.readReport = readsOutcome(hint)
 			selectFileRead(p)
 		}
 		out, omitted = p.render()

@@ -175,6 +175,18 @@ func readsSourceFile(h Hint) bool {
 	return ok && sourceExts[ext]
 }
 
+// readsOutcome reports whether a read, by a read tool or a shell's cat,
+// head, sed -n, …, may be of a run's saved output: a file with a saved
+// output's extension (isSavedOutputExt), or one whose name has none, or no
+// name the call shows (a CI job's log fetched to a file, `nl -ba job`).
+func readsOutcome(h Hint) bool {
+	ext, ok := readExtension(h)
+	if !ok {
+		ext = shellReadExtension(commandOf(h))
+	}
+	return ext == "" || isSavedOutputExt(ext)
+}
+
 // readsOutputFile reports whether a read tool's call names a file a
 // command's output is saved to (isSavedOutputExt; Claude Code saves a
 // background task's output as .output).

@@ -1556,7 +1556,7 @@ func amidBuildOutput(l string) string {
 
 // TestReadOfSavedOutputKeepsOutcome: a test run saved to a file and read
 // back whole (.log, .txt, .out, Claude Code's .output of a background
-// task) is read as a file when a single summary line is all that looks
+// task, or a file without an extension) is read as a file when a single summary line is all that looks
 // like a test log; the summary and the failing tests are kept at 4x
 // anyway. A Markdown plan's "8 pending todo(s):" is no summary.
 func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
@@ -1578,7 +1578,9 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 		return b.String()
 	}
 	for _, l := range []string{"5 passed, 1 warning in 0.12s", "Tests:       1 failed, 12 passed, 13 total", "Found 3 errors in 2 files."} {
-		for _, file := range []string{"/tmp/build.log", "/repo/test-output.txt", "/tmp/claude/tasks/b41f.output"} {
+		// A CI job's log fetched to a file with no extension is read
+		// for its outcome too.
+		for _, file := range []string{"/tmp/build.log", "/repo/test-output.txt", "/tmp/claude/tasks/b41f.output", "/tmp/ci/job-4471"} {
 			text := read(l)
 			h := Hint{ToolName: "Read", Args: `{"file_path":"` + file + `"}`}
 			s := Structural(StructuralOptions{TargetRatio: 4})
