@@ -43,7 +43,28 @@ type Options struct {
 	// checked body afterwards skips them without reading them again.
 	Ends      map[int]int
 	EndsDepth int
+	// Literals, when set, is given every string value of MinLiteral bytes
+	// or more, its quotes included, found by its closing quote alone; it
+	// checks the literal only when it has not seen the same bytes pass
+	// before. Every later request of a conversation carries its old tool
+	// results byte for byte, and checking them again was a quarter of the
+	// CPU of a request whose results were all seen before (issue 23).
+	Literals LiteralMemo
 }
+
+// LiteralMemo remembers the string literals found valid.
+type LiteralMemo interface {
+	// Once returns valid(), or true without calling it when lit, byte for
+	// byte, was found valid before.
+	Once(lit string, valid func() bool) bool
+}
+
+// MinLiteral is the shortest string value Options.Literals is given: a
+// shorter one is checked as fast as it would be hashed.
+const MinLiteral = 1024
+
+// minLiteral is MinLiteral, lowered by the tests to reach short literals.
+var minLiteral = MinLiteral
 
 // Valid reports whether b is one valid JSON value nested at most MaxDepth
 // deep. It is the drop-in for gjson.ValidBytes on untrusted bytes.
@@ -157,7 +178,23 @@ func check(b string, o Options) error {
 			}
 			continue
 		case '"':
-			end := skipValidString(b, i+1)
+			end := -1
+			if o.Literals != nil {
+				// The closing quote is the first one an even run of
+				// backslashes precedes; whether the bytes between are
+				// valid is the memo's question.
+				if e := stringEnd(b, i+1); e-i >= minLiteral {
+					start := i
+					if o.Literals.Once(b[start:e+1], func() bool { return skipValidString(b, start+1) == e }) {
+						end = e
+					} else {
+						return ErrInvalid
+					}
+				}
+			}
+			if end < 0 {
+				end = skipValidString(b, i+1)
+			}
 			if end < 0 {
 				return ErrInvalid
 			}
@@ -413,6 +450,28 @@ func hasLiteral(b string, i int, lit string) bool {
 		}
 	}
 	return true
+}
+
+// stringEnd returns the index of the quote that closes a string whose
+// body starts at i, by its quotes and backslashes alone (the quote no odd
+// run of backslashes escapes), or -1. Each backslash is counted once: the
+// runs before two candidate quotes do not overlap.
+func stringEnd(b string, i int) int {
+	for from := i; ; {
+		k := strings.IndexByte(b[from:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := from + k
+		j := q
+		for j > i && b[j-1] == '\\' {
+			j--
+		}
+		if (q-j)%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
 }
 
 // skipValidString returns the index of the closing quote of a string whose

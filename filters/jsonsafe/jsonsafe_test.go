@@ -199,6 +199,17 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		err := Check(b, Options{MaxDepth: 64, DuplicateKeys: true})
+		// With a memo of checked literals, and every literal of two
+		// bytes or more given to it: the same answer the first time
+		// (literals checked) and the second (literals remembered).
+		defer func(m int) { minLiteral = m }(minLiteral)
+		minLiteral = 2
+		memo := exactMemo{}
+		for round := range 2 {
+			if got := Check(b, Options{MaxDepth: 64, DuplicateKeys: true, Literals: memo}); !errors.Is(got, err) {
+				t.Fatalf("round %d with a literal memo: %v, without: %v: %q", round, got, err, b)
+			}
+		}
 		deep := Depth(b, 64) > 64
 		std := json.Valid(b)
 		switch {
@@ -372,5 +383,65 @@ func TestPlainASCII(t *testing.T) {
 	}
 	if got := PlainASCII("x\x7fy", 0); got != 3 {
 		t.Errorf("DEL is plain in a JSON string: got %d", got)
+	}
+}
+
+// exactMemo is a LiteralMemo by the literal's bytes, and counts the checks
+// it let run.
+type exactMemo map[string]int
+
+func (m exactMemo) Once(lit string, valid func() bool) bool {
+	if _, ok := m[lit]; ok {
+		return true
+	}
+	if !valid() {
+		return false
+	}
+	m[lit]++
+	return true
+}
+
+// TestLiteralsCheckedOnce: a long literal is checked the first time it is
+// seen and skipped after; an invalid one is never remembered and always
+// refused; one byte changed is a literal of its own, checked again; and
+// the closing quote is found past escaped quotes and backslash runs.
+func TestLiteralsCheckedOnce(t *testing.T) {
+	long := strings.Repeat(`line with \"quotes\" and a path C:\\dir\\ \n`, 40)
+	body := func(s string) []byte {
+		return []byte(`{"messages":[{"role":"tool","content":"` + s + `"}],"x":"` + long + `\\"}`)
+	}
+	memo := exactMemo{}
+	o := Options{DuplicateKeys: true, Literals: memo}
+	for range 3 {
+		if err := Check(body(long), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(memo) != 2 {
+		t.Fatalf("remembered %d literals, want the two long ones", len(memo))
+	}
+	for lit, checks := range memo {
+		if checks != 1 {
+			t.Fatalf("%.40q… checked %d times, want once", lit, checks)
+		}
+	}
+	for _, bad := range []string{long[:100] + `\x` + long[100:], long[:100] + `\u12g4` + long[100:], long[:100] + `\t\n\u0000\` + "\x01" + long[100:], long[:len(long)-1]} {
+		for range 2 {
+			if err := Check(body(bad), o); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("an invalid long literal: %v", err)
+			}
+		}
+	}
+	changed := strings.Replace(long, "path", "pith", 1)
+	if err := Check(body(changed), o); err != nil || memo[`"`+changed+`"`] != 1 {
+		t.Fatalf("a changed literal: %v, checked %d times", err, memo[`"`+changed+`"`])
+	}
+	for _, c := range []struct {
+		s    string
+		want int
+	}{{`abc"`, 3}, {`a\"b"`, 4}, {`a\\"`, 3}, {`a\\\"x"`, 6}, {`\"`, -1}, {`abc`, -1}, {`"`, 0}} {
+		if got := stringEnd(c.s, 0); got != c.want {
+			t.Errorf("stringEnd(%q) = %d, want %d", c.s, got, c.want)
+		}
 	}
 }

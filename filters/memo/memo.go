@@ -101,6 +101,28 @@ func (m *Memo[V]) Get(k Key, compute func() V) V {
 	return v
 }
 
+// Has reports whether k is remembered, keeping it for another generation
+// when it is.
+func (m *Memo[V]) Has(k Key) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.cur[k]; ok {
+		return true
+	}
+	v, ok := m.old[k]
+	if ok {
+		m.put(k, v)
+	}
+	return ok
+}
+
+// Add remembers v under k.
+func (m *Memo[V]) Add(k Key, v V) {
+	m.mu.Lock()
+	m.put(k, v)
+	m.mu.Unlock()
+}
+
 // Len is how many entries both generations hold.
 func (m *Memo[V]) Len() int {
 	m.mu.Lock()

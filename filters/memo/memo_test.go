@@ -71,3 +71,26 @@ func TestKeyStringAndKeyWith(t *testing.T) {
 		t.Fatal("two memos share seeds")
 	}
 }
+
+// TestHasAndAdd: Add remembers, Has finds without computing, and an entry
+// Has finds in the old generation is carried into the current one.
+func TestHasAndAdd(t *testing.T) {
+	m := New[struct{}](4, nil)
+	k := m.KeyString("a literal")
+	if m.Has(k) {
+		t.Fatal("found before it was added")
+	}
+	m.Add(k, struct{}{})
+	for i := range 4 { // fills the generation: k is in the old one now
+		m.Add(m.KeyString(fmt.Sprint(i)), struct{}{})
+	}
+	if !m.Has(k) {
+		t.Fatal("an entry of the old generation was not found")
+	}
+	for i := range 8 { // two more generations: kept only if Has carried it over
+		if i == 4 && !m.Has(k) {
+			t.Fatal("the entry Has found was dropped with its generation")
+		}
+		m.Add(m.KeyString(fmt.Sprint("x", i)), struct{}{})
+	}
+}

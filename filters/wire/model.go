@@ -232,7 +232,7 @@ func Parse(d Dialect, body []byte) (*Conversation, error) {
 	// their parts and their long strings end (four levels: body, list,
 	// message, parts, part), so the walk below reads the structure only.
 	ends := make(map[int]int, 64)
-	switch err := jsonsafe.Check(body, jsonsafe.Options{DuplicateKeys: true, Ends: ends, EndsDepth: 4}); {
+	switch err := jsonsafe.Check(body, jsonsafe.Options{DuplicateKeys: true, Ends: ends, EndsDepth: 4, Literals: checkedLiterals}); {
 	case errors.Is(err, jsonsafe.ErrTooDeep):
 		return nil, ErrTooDeep
 	case errors.Is(err, jsonsafe.ErrDuplicateKey):
