@@ -190,7 +190,42 @@ func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, en
 		}
 		filters = append(filters, clf)
 	}
-	out, rep, err := pipeline.New(filters...).RunConversation(conv)
+	refsOf := func() int {
+		refs := 0
+		if cf != nil {
+			refs += cf.Stats.References
+		}
+		if hf != nil {
+			refs += hf.Stats.Summarized + hf.Stats.Inputs // each names the tool
+		}
+		return refs
+	}
+	// A conversation with tool results but no tools list (some harnesses
+	// send history only) gets the tool from its first result on.
+	wantTool := func() bool { return refsOf() > 0 || (p.Compress.Enabled || p.Tiers.Enabled) && offer }
+	// The tool is added in the pipeline's one splice when the filters
+	// left the parse of the body standing (the usual case): its edit is
+	// found from that parse, and the new body is neither walked again nor
+	// copied again (RunConversationThen).
+	var (
+		toolAsked, toolAdded bool
+		toolErr              error
+		last                 func(pipeline.Report) []wire.Edit
+	)
+	if canRef {
+		last = func(pipeline.Report) []wire.Edit {
+			if !wantTool() {
+				return nil
+			}
+			toolAsked = true
+			var e wire.Edit
+			if e, toolAdded, toolErr = conv.ExpandToolEdit(); toolErr != nil || !toolAdded {
+				return nil
+			}
+			return []wire.Edit{e}
+		}
+	}
+	out, rep, ran, err := pipeline.New(filters...).RunConversationThen(conv, last)
 	rr := requestRewrite{out: out, report: rep, compress: cf, tiers: hf}
 	if err == nil && textOnly {
 		// Last, on what the filters made of it: the text the upstream
@@ -205,19 +240,14 @@ func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, en
 	if err != nil || !canRef {
 		return rr, err
 	}
-	refs := 0
-	if cf != nil {
-		refs += cf.Stats.References
-	}
-	if hf != nil {
-		refs += hf.Stats.Summarized + hf.Stats.Inputs // each names the tool
-	}
-	// A conversation with tool results but no tools list (some harnesses
-	// send history only) gets the tool from its first result on.
-	if refs == 0 && (!(p.Compress.Enabled || p.Tiers.Enabled) || !offer) {
+	refs := refsOf()
+	if !wantTool() {
 		return rr, nil
 	}
-	injected, changed, ierr := conv.InjectExpandTool(out)
+	injected, changed, ierr := out, toolAdded, toolErr
+	if !ran || !toolAsked {
+		injected, changed, ierr = conv.InjectExpandTool(out)
+	}
 	if ierr != nil || !changed {
 		if refs == 0 {
 			return rr, nil

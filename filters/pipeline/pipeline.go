@@ -97,11 +97,24 @@ func (p *Pipeline) RunEndpoint(ep wire.Endpoint, body []byte) (out []byte, rep R
 // after their results were edited) is the body spliced and parsed again
 // before the next filter.
 func (p *Pipeline) RunConversation(conv *wire.Conversation) (out []byte, rep Report, err error) {
+	out, rep, _, err = p.RunConversationThen(conv, nil)
+	return out, rep, err
+}
+
+// RunConversationThen is RunConversation with a last step: when every
+// edit was folded into conv (the body was never spliced and parsed again
+// meanwhile), last is called with the report so far and its edits of
+// conv.Body, which must not overlap the filters', are spliced with theirs
+// in the one copy; ran says whether it was called. The caller adds the
+// expand_context tool this way: a second splice, after a walk of the new
+// body's top level to find its tools list, was a tenth of a request whose
+// results were all seen before (issue 23).
+func (p *Pipeline) RunConversationThen(conv *wire.Conversation, last func(Report) []wire.Edit) (out []byte, rep Report, ran bool, err error) {
 	body := conv.Body
 	rep = Report{Dialect: conv.Dialect, BytesIn: len(body), BytesOut: len(body), Results: len(conv.Results), Model: conv.Model}
 	defer func() {
 		if v := recover(); v != nil {
-			out, rep.Changes, rep.BytesOut = body, nil, len(body)
+			out, rep.Changes, rep.BytesOut, ran = body, nil, len(body), false
 			err = fmt.Errorf("%w: %v", ErrInternal, v)
 		}
 	}()
@@ -128,23 +141,33 @@ func (p *Pipeline) RunConversation(conv *wire.Conversation) (out []byte, rep Rep
 		next, err := wire.Apply(base, all)
 		if err != nil {
 			rep.Changes = nil
-			return body, rep, fmt.Errorf("%s: %w", f.Name(), err)
+			return body, rep, false, fmt.Errorf("%s: %w", f.Name(), err)
 		}
 		base, pending = next, newPendingEdits()
 		if i < len(p.filters)-1 {
 			if conv, err = wire.ParseEndpoint(ep, base); err != nil {
 				rep.Changes = nil
-				return body, rep, fmt.Errorf("%s: reparse: %w", f.Name(), err)
+				return body, rep, false, fmt.Errorf("%s: reparse: %w", f.Name(), err)
 			}
 		}
 	}
-	out, err = wire.Apply(base, pending.list())
+	edits := pending.list()
+	if last != nil && len(base) > 0 && len(base) == len(body) && &base[0] == &body[0] {
+		edits, ran = append(edits, last(rep)...), true
+	}
+	out, err = wire.Apply(base, edits)
+	if err != nil && ran {
+		// The last step's edits are the caller's: they never cost the
+		// filters' own.
+		ran = false
+		out, err = wire.Apply(base, pending.list())
+	}
 	if err != nil {
 		rep.Changes = nil
-		return body, rep, err
+		return body, rep, false, err
 	}
 	rep.BytesOut = len(out)
-	return out, rep, nil
+	return out, rep, ran, nil
 }
 
 // pendingEdits are the edits of the filters run so far, not yet spliced,

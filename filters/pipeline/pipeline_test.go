@@ -100,3 +100,71 @@ func TestClampReadsKeepBothEnds(t *testing.T) {
 		t.Errorf("the shell result is not head-only:\n%s", shell[max(len(shell)-300, 0):])
 	}
 }
+
+// wholeMessage rewrites the first message as a whole (as flattening does):
+// an edit the parsed model cannot hold, so the body is spliced and parsed
+// again before the next filter.
+type wholeMessage struct{}
+
+func (wholeMessage) Name() string { return "whole" }
+func (wholeMessage) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
+	m := gjson.GetBytes(c.Body, "messages.0")
+	at := wire.Span{Start: m.Index, End: m.Index + len(m.Raw)}
+	return []wire.Edit{{Span: at, Raw: []byte(m.Raw)}}, []pipeline.Change{{Filter: "whole"}}
+}
+
+// TestLastStepSplicedInOneCopy: a last step's edit of the parsed body
+// (the expand_context tool) is spliced with the filters' edits into the
+// bytes the two splices made before; it is skipped, and said so, when the
+// body was parsed again meanwhile or when its edit cannot be spliced.
+func TestLastStepSplicedInOneCopy(t *testing.T) {
+	body := []byte(strings.Replace(anthropicBody, "LONG", strings.Repeat("x\\n", 5000), 1))
+	clampF := clamp.NewFilter(clamp.Limits{MaxBytes: 4096, MaxLines: 100})
+	parse := func() *wire.Conversation {
+		c, err := wire.Parse(wire.Anthropic, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	twice, _, err := pipeline.New(clampF).RunConversation(parse())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, changed, err := wire.InjectExpandTool(wire.Anthropic, twice)
+	if err != nil || !changed {
+		t.Fatalf("inject: %v %v", changed, err)
+	}
+
+	conv := parse()
+	var seen pipeline.Report
+	out, rep, ran, err := pipeline.New(clampF).RunConversationThen(conv, func(r pipeline.Report) []wire.Edit {
+		seen = r
+		e, ok, err := conv.ExpandToolEdit()
+		if err != nil || !ok {
+			t.Fatalf("edit: %v %v", ok, err)
+		}
+		return []wire.Edit{e}
+	})
+	if err != nil || !ran || string(out) != string(want) || rep.BytesOut != len(out) || len(seen.Changes) != 1 {
+		t.Fatalf("ran %v, err %v, same bytes %v, bytes out %d of %d, changes seen %d", ran, err, string(out) == string(want), rep.BytesOut, len(out), len(seen.Changes))
+	}
+
+	// Parsed again after a whole message was rewritten: the caller's
+	// step is its own, on the new body.
+	called := false
+	out, _, ran, err = pipeline.New(wholeMessage{}, clampF).RunConversationThen(parse(), func(pipeline.Report) []wire.Edit { called = true; return nil })
+	if err != nil || ran || called || string(out) != string(twice) {
+		t.Fatalf("after a reparse: ran %v, called %v, err %v, same as without %v", ran, called, err, string(out) == string(twice))
+	}
+
+	// An edit that overlaps a filter's is dropped, never the filter's.
+	conv = parse()
+	out, rep, ran, err = pipeline.New(clampF).RunConversationThen(conv, func(pipeline.Report) []wire.Edit {
+		at := conv.Results[0].Texts[0].Span
+		return []wire.Edit{{Span: wire.Span{Start: at.Start + 1, End: at.End + 1}, Raw: []byte(`"x"`)}}
+	})
+	if err != nil || ran || string(out) != string(twice) || !rep.Changed() {
+		t.Fatalf("overlapping last edit: ran %v, err %v, same as without %v", ran, err, string(out) == string(twice))
+	}
+}

@@ -18,6 +18,11 @@ type Edit struct {
 	// byte that starts no rune written as U+FFFD (QuoteString).
 	Text    string
 	HasText bool
+	// spliced: an edit this package built to be spliced as it is (the
+	// expand_context tool's insertion, ExpandToolEdit), checked by its
+	// construction rather than by Apply: an insertion is not one JSON
+	// value, and would have the whole new body checked.
+	spliced bool
 }
 
 // SetString is the Edit that replaces a JSON string value with s.
@@ -152,7 +157,7 @@ const hexDigits = "0123456789abcdef"
 // allValues reports whether every edit's Raw is one valid JSON value.
 func allValues(edits []Edit) bool {
 	for _, e := range edits {
-		if !e.HasText && !jsonsafe.Valid(e.Raw) {
+		if !e.HasText && !e.spliced && !jsonsafe.Valid(e.Raw) {
 			return false
 		}
 	}

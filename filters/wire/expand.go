@@ -120,21 +120,41 @@ func (c *Conversation) InjectExpandTool(out []byte) ([]byte, bool, error) {
 	return InjectExpandToolValid(c.Dialect, out)
 }
 
+// ExpandToolEdit is the edit of the conversation's own body (c.Body, as
+// parsed) that adds the expand_context tool: what InjectExpandTool would
+// splice, for a caller that splices it with the filters' edits in one copy
+// (they only ever replace message content, never the tools list). changed
+// is false when the tool is declared already.
+func (c *Conversation) ExpandToolEdit() (e Edit, changed bool, err error) {
+	e, changed, err = expandToolEdit(c.Dialect, c.Body, c.root, c.top())
+	// What injectExpandTool splices unchecked: a constant tool inserted
+	// where the parse says the list or the object ends.
+	e.spliced = changed && err == nil
+	return e, changed, err
+}
+
 func injectExpandTool(d Dialect, body []byte, top node, get func(string) gjson.Result) (out []byte, changed bool, err error) {
+	e, changed, err := expandToolEdit(d, body, top, get)
+	if err != nil || !changed {
+		return body, false, err
+	}
+	return splice(body, e), true, nil
+}
+
+func expandToolEdit(d Dialect, body []byte, top node, get func(string) gjson.Result) (e Edit, changed bool, err error) {
 	if !d.Valid() {
-		return body, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
+		return Edit{}, false, fmt.Errorf("inject %s: unknown dialect %q", ExpandToolName, d)
 	}
 	if !top.IsObject() {
-		return body, false, ErrNotJSON
+		return Edit{}, false, ErrNotJSON
 	}
 	root := gjson.Result{Type: gjson.JSON, Raw: top.Raw, Index: top.Index}
 	if get == nil {
 		get = topGetter(top)
 	}
 	if hasExpandTool(d, get) {
-		return body, false, nil
+		return Edit{}, false, nil
 	}
-	var e Edit
 	switch d {
 	case OpenAIChat:
 		tools, fns := get("tools"), get("functions")
@@ -161,9 +181,9 @@ func injectExpandTool(d Dialect, body []byte, top node, get func(string) gjson.R
 		}
 	}
 	if err != nil {
-		return body, false, fmt.Errorf("inject %s: %w", ExpandToolName, err)
+		return Edit{}, false, fmt.Errorf("inject %s: %w", ExpandToolName, err)
 	}
-	return splice(body, e), true, nil
+	return e, true, nil
 }
 
 // topGetter reads an object's members once and answers gjson paths from
