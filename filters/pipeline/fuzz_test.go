@@ -43,6 +43,25 @@ func FuzzRun(f *testing.F) {
 		if err != nil {
 			t.Fatalf("output does not parse: %v", err)
 		}
+		// The expand_context tool added in the same splice is the tool
+		// added to the output after it, byte for byte.
+		if conv, err := wire.Parse(d, body); err == nil {
+			var added bool
+			one, _, ran, err := p.RunConversationThen(conv, func(pipeline.Report) []wire.Edit {
+				e, ok, err := conv.ExpandToolEdit()
+				if added = ok && err == nil; !added {
+					return nil
+				}
+				return []wire.Edit{e}
+			})
+			want, changed, werr := wire.InjectExpandTool(d, out)
+			switch {
+			case err != nil || !ran:
+				t.Fatalf("with the tool: ran %v, err %v", ran, err)
+			case added != (changed && werr == nil) || added && string(one) != string(want) || !added && string(one) != string(out):
+				t.Fatalf("the tool added in the splice (%v) differs from the tool added after it (%v, %v):\n%s\n%s", added, changed, werr, one, want)
+			}
+		}
 		for _, r := range c.Results {
 			var texts []string
 			for _, tb := range r.Texts {
