@@ -151,7 +151,7 @@ func Result(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report) {
 		rep.LinesAfter = max(rep.LinesAfter, jr.LinesAfter)
 		if jr.Changed {
 			rep.Changed = true
-			edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(v)})
+			edits = append(edits, wire.Edit{Span: j.Span, Raw: v})
 		}
 	}
 	return edits, rep

@@ -432,7 +432,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			if len(raw) >= len(j.Raw) {
 				continue
 			}
-			rw.edits = append(rw.edits, wire.Edit{Span: j.Span, Raw: raw})
+			rw.edits = append(rw.edits, wire.Edit{Span: j.Span, Raw: string(raw)})
 			rw.kept = append(rw.kept, keptValue{id: id, value: j.Raw})
 			before += len(j.Raw)
 			after += len(raw)

@@ -71,7 +71,7 @@ func flattenOld(c *wire.Conversation, cutMsg int, edits []wire.Edit) ([]wire.Edi
 		if err != nil {
 			return edits, 0
 		}
-		out = append(out, wire.Edit{Span: wire.Span{Start: start, End: end}, Raw: bytes.Join(flat, []byte(","))})
+		out = append(out, wire.Edit{Span: wire.Span{Start: start, End: end}, Raw: string(bytes.Join(flat, []byte(",")))})
 		flattened += len(run)
 	}
 	out = append(out, sorted[next:]...)

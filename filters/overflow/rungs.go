@@ -274,7 +274,7 @@ func (r *TruncateRung) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Ch
 				continue
 			}
 			ch.BytesAfter += len(out)
-			edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(out)})
+			edits = append(edits, wire.Edit{Span: j.Span, Raw: out})
 			paths = append(paths, "json")
 			r.keep(id, j.Raw)
 		}

@@ -65,8 +65,8 @@ func FuzzRungs(f *testing.F) {
 				if !ok {
 					t.Fatalf("%s: edit outside a tool result value", rung.Name())
 				}
-				v := gjson.ParseBytes(e.Raw)
-				after := string(e.Raw)
+				v := gjson.Parse(e.Raw)
+				after := e.Raw
 				if isText[e.Span] {
 					if v.Type != gjson.String {
 						t.Fatalf("%s: text value became %s", rung.Name(), v.Type)

@@ -90,7 +90,7 @@ func TestFixturesGolden(t *testing.T) {
 					edits = append(edits, wire.SetString(tb.Span, big))
 				}
 				for _, j := range r.JSON {
-					edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(`{"output":` + string(wire.QuoteString(big)) + `}`)})
+					edits = append(edits, wire.Edit{Span: j.Span, Raw: `{"output":` + string(wire.QuoteString(big)) + `}`})
 				}
 			}
 			inflated, err := wire.Apply(body, edits)

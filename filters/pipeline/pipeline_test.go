@@ -27,7 +27,7 @@ func (badEdit) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
 	if len(c.Results) == 0 {
 		return nil, nil
 	}
-	return []wire.Edit{{Span: c.Results[0].Texts[0].Span, Raw: []byte(`"unterminated`)}}, []pipeline.Change{{Filter: "bad"}}
+	return []wire.Edit{{Span: c.Results[0].Texts[0].Span, Raw: `"unterminated`}}, []pipeline.Change{{Filter: "bad"}}
 }
 
 const anthropicBody = `{"model":"claude","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]},` +
@@ -110,7 +110,7 @@ func (wholeMessage) Name() string { return "whole" }
 func (wholeMessage) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) {
 	m := gjson.GetBytes(c.Body, "messages.0")
 	at := wire.Span{Start: m.Index, End: m.Index + len(m.Raw)}
-	return []wire.Edit{{Span: at, Raw: []byte(m.Raw)}}, []pipeline.Change{{Filter: "whole"}}
+	return []wire.Edit{{Span: at, Raw: m.Raw}}, []pipeline.Change{{Filter: "whole"}}
 }
 
 // TestLastStepSplicedInOneCopy: a last step's edit of the parsed body
@@ -162,7 +162,7 @@ func TestLastStepSplicedInOneCopy(t *testing.T) {
 	conv = parse()
 	out, rep, ran, err = pipeline.New(clampF).RunConversationThen(conv, func(pipeline.Report) []wire.Edit {
 		at := conv.Results[0].Texts[0].Span
-		return []wire.Edit{{Span: wire.Span{Start: at.Start + 1, End: at.End + 1}, Raw: []byte(`"x"`)}}
+		return []wire.Edit{{Span: wire.Span{Start: at.Start + 1, End: at.End + 1}, Raw: `"x"`}}
 	})
 	if err != nil || ran || string(out) != string(twice) || !rep.Changed() {
 		t.Fatalf("overlapping last edit: ran %v, err %v, same as without %v", ran, err, string(out) == string(twice))

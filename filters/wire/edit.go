@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
 
-// Edit replaces the raw JSON value at Span with Raw.
+// Edit replaces the raw JSON value at Span with Raw. Raw is a string so
+// that what a filter wrote cannot change after it: the conversation's
+// block takes it as its literal (Absorb) and Apply copies it, neither
+// copying it first.
 type Edit struct {
 	Span Span
-	Raw  []byte
+	Raw  string
 	// Text is the string SetString was given: a later filter of the same
 	// run reads it without decoding Raw (Absorb). Raw holds it with each
 	// byte that starts no rune written as U+FFFD (QuoteString).
@@ -27,7 +31,10 @@ type Edit struct {
 
 // SetString is the Edit that replaces a JSON string value with s.
 func SetString(at Span, s string) Edit {
-	return Edit{Span: at, Raw: QuoteString(s), Text: s, HasText: true}
+	q := QuoteString(s)
+	// q is this call's own and goes no further: the string is its only
+	// holder, as strings.Builder's is of its buffer.
+	return Edit{Span: at, Raw: unsafe.String(unsafe.SliceData(q), len(q)), Text: s, HasText: true}
 }
 
 // decodedText is s with each byte that starts no rune replaced by U+FFFD,
@@ -157,7 +164,7 @@ const hexDigits = "0123456789abcdef"
 // allValues reports whether every edit's Raw is one valid JSON value.
 func allValues(edits []Edit) bool {
 	for _, e := range edits {
-		if !e.HasText && !e.spliced && !jsonsafe.Valid(e.Raw) {
+		if !e.HasText && !e.spliced && !jsonsafe.ValidString(e.Raw) {
 			return false
 		}
 	}

@@ -310,7 +310,7 @@ func setMember(body []byte, obj gjson.Result, get func(string) gjson.Result, key
 		if err != nil {
 			return Edit{}, err
 		}
-		return Edit{Span: s, Raw: []byte(raw)}, nil
+		return Edit{Span: s, Raw: raw}, nil
 	}
 	return insertAt(body, obj, string(QuoteString(key))+":"+raw)
 }
@@ -352,7 +352,7 @@ func insertAt(body []byte, v gjson.Result, raw string) (Edit, error) {
 	if first < end {
 		raw = "," + raw
 	}
-	return Edit{Span: Span{Start: end, End: end}, Raw: []byte(raw)}, nil
+	return Edit{Span: Span{Start: end, End: end}, Raw: raw}, nil
 }
 
 // locate returns v's span in body, refusing to guess: gjson leaves Index 0

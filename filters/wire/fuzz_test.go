@@ -66,7 +66,7 @@ func checkParse(t *testing.T, d wire.Dialect, body []byte) {
 			if string(body[j.Span.Start:j.Span.End]) != j.Raw {
 				t.Fatalf("JSON span %v of %s is wrong", j.Span, j.Path)
 			}
-			edits = append(edits, wire.Edit{Span: j.Span, Raw: []byte(`{"output":"r"}`)})
+			edits = append(edits, wire.Edit{Span: j.Span, Raw: `{"output":"r"}`})
 		}
 	}
 	out, err := wire.Apply(body, edits)

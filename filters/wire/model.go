@@ -88,8 +88,8 @@ func (t *TextBlock) MaxLines() int {
 
 // SetText makes the block hold text written by an earlier filter of the
 // same run (pipeline edits are applied once, at the end).
-func (t *TextBlock) SetText(text string, raw []byte) {
-	t.text, t.decoded, t.Raw = text, true, string(raw)
+func (t *TextBlock) SetText(text, raw string) {
+	t.text, t.decoded, t.Raw = text, true, raw
 }
 
 // JSONBlock is a tool result value that is JSON rather than text: Bedrock
@@ -381,7 +381,7 @@ func (c *Conversation) Absorb(ref BlockRef, e Edit) {
 		// text halved once folded, twice when parsed again).
 		text := decodedText(e.Text)
 		if !e.HasText {
-			raw := string(e.Raw)
+			raw := e.Raw
 			if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 				return
 			}
@@ -389,7 +389,7 @@ func (c *Conversation) Absorb(ref BlockRef, e Edit) {
 		}
 		r.Texts[ref.Text].SetText(text, e.Raw)
 	case ref.JSON >= 0 && r.JSON[ref.JSON].Span == e.Span:
-		r.JSON[ref.JSON].Raw = string(e.Raw)
+		r.JSON[ref.JSON].Raw = e.Raw
 	}
 }
 

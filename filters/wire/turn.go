@@ -522,7 +522,7 @@ func continueResponses(body []byte, root gjson.Result, elems []string) ([]byte, 
 			return nil, err
 		}
 		list := `[{"role":"user","content":` + in.Raw + `},` + strings.Join(elems, ",") + `]`
-		return Apply(body, []Edit{{Span: s, Raw: []byte(list)}})
+		return Apply(body, []Edit{{Span: s, Raw: list}})
 	case in.IsArray():
 		return appendElem(body, in, strings.Join(elems, ","))
 	}
@@ -605,7 +605,7 @@ func StripExpandCalls(d Dialect, answer []byte) (out []byte, changed bool) {
 			return
 		}
 		if s, e := locate(answer, v); e == nil {
-			edits = append(edits, Edit{Span: s, Raw: raw})
+			edits = append(edits, Edit{Span: s, Raw: string(raw)})
 		} else if err == nil {
 			err = e
 		}

@@ -195,16 +195,16 @@ func TestApplyKeepsOtherBytes(t *testing.T) {
 func TestApplyRefusesBadEdits(t *testing.T) {
 	body := []byte(`{"a":"xx","b":"yy"}`)
 	for name, edits := range map[string][]Edit{
-		"overlap":     {{Span: Span{5, 9}, Raw: []byte(`"1"`)}, {Span: Span{7, 10}, Raw: []byte(`"2"`)}},
-		"range":       {{Span: Span{5, 99}, Raw: []byte(`"1"`)}},
-		"invalid out": {{Span: Span{5, 9}, Raw: []byte(`"1`)}},
-		"inverted":    {{Span: Span{9, 5}, Raw: []byte(`"1"`)}},
+		"overlap":     {{Span: Span{5, 9}, Raw: `"1"`}, {Span: Span{7, 10}, Raw: `"2"`}},
+		"range":       {{Span: Span{5, 99}, Raw: `"1"`}},
+		"invalid out": {{Span: Span{5, 9}, Raw: `"1`}},
+		"inverted":    {{Span: Span{9, 5}, Raw: `"1"`}},
 	} {
 		if _, err := Apply(body, edits); err == nil {
 			t.Errorf("%s: Apply succeeded", name)
 		}
 	}
-	out, err := Apply(body, []Edit{{Span: Span{14, 18}, Raw: []byte(`"z"`)}, {Span: Span{5, 9}, Raw: []byte(`"w"`)}})
+	out, err := Apply(body, []Edit{{Span: Span{14, 18}, Raw: `"z"`}, {Span: Span{5, 9}, Raw: `"w"`}})
 	if err != nil || string(out) != `{"a":"w","b":"z"}` {
 		t.Fatalf("unsorted edits: %s, %v", out, err)
 	}
