@@ -104,16 +104,22 @@ func (m *Memo[V]) Get(k Key, compute func() V) V {
 // Has reports whether k is remembered, keeping it for another generation
 // when it is.
 func (m *Memo[V]) Has(k Key) bool {
+	_, ok := m.Lookup(k)
+	return ok
+}
+
+// Lookup returns the value remembered under k, keeping it for another
+// generation; ok is false when there is none.
+func (m *Memo[V]) Lookup(k Key) (v V, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.cur[k]; ok {
-		return true
+	if v, ok = m.cur[k]; ok {
+		return v, true
 	}
-	v, ok := m.old[k]
-	if ok {
+	if v, ok = m.old[k]; ok {
 		m.put(k, v)
 	}
-	return ok
+	return v, ok
 }
 
 // Add remembers v under k.

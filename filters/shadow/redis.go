@@ -325,6 +325,9 @@ func (r *Redis) Touch(ctx context.Context, tenant string, kind Kind, key string)
 	defer cancel()
 	ok, err := r.c.PExpire(ctx, r.key(tenant, kind, key), r.ttl[ki]).Result()
 	if err != nil {
+		// As Get and Put do: a request whose results were all seen
+		// before only touches, and would keep asking a dead master.
+		r.failed()
 		return fmt.Errorf("shadow: redis touch %s: %w", kind, err)
 	}
 	if !ok {
