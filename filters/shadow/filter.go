@@ -3,6 +3,7 @@ package shadow
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
+	"github.com/toolproc/toolproc/filters/memo"
 	"github.com/toolproc/toolproc/filters/pipeline"
 	"github.com/toolproc/toolproc/filters/wire"
 )
@@ -229,6 +231,30 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 	key := cacheKey(sum, f.strategyDesc()+"|"+hintKey(f.hintOf(r)))
 	ctx := f.env.Ctx
 
+	// A result this process compressed or read from the cache before is
+	// its finished edit: the store's copy, the reference's concatenation
+	// and the quoting were a fifth of a request whose results were all
+	// seen before (issue 23).
+	var mk memo.Key
+	useMemo := f.memoizable()
+	if useMemo {
+		mk = finishedEdits.KeyWith(func(h *maphash.Hash) {
+			_, _ = h.WriteString(f.env.Tenant)
+			_ = h.WriteByte(0)
+			_, _ = h.WriteString(ref)
+			_ = h.WriteByte(0)
+		}, key)
+		if fe, ok := finishedEdits.Lookup(mk); ok {
+			d.Cache = "hit"
+			f.Stats.CacheHits++
+			if err := KeepFunc(ctx, f.env.Store, f.env.Tenant, Original, id, func() []byte { return ReadOnlyBytes(v.text()) }); err != nil {
+				return f.storeFailed(&d, err)
+			}
+			d.Kind, d.Strategy = fe.kind, fe.name
+			return f.withRef(d, r, v, id, fe.kind, fe.edit.WithSpan(at), len(fe.edit.Text), fe.lines)
+		}
+	}
+
 	body, kind, name, hit, err := f.cached(ctx, key)
 	if err != nil {
 		return f.storeFailed(&d, err)
@@ -277,21 +303,57 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 		}
 	}
 	out := ref + body
-	d.Outcome, d.BytesAfter, d.ShadowID = OutcomeCompressed, len(out), id
+	e, lines := wire.SetString(at, out), clamp.CountLines(out)
+	if useMemo && !f.noCache {
+		finishedEdits.Add(mk, finishedEdit{edit: e, lines: lines, kind: kind, name: name})
+	}
+	return f.withRef(d, r, v, id, kind, e, len(out), lines)
+}
+
+// withRef records a result that now carries a reference, of n bytes and
+// lines lines, and returns its edit.
+func (f *CompressFilter) withRef(d Decision, r *wire.ToolResult, v value, id, kind string, e wire.Edit, n, lines int) (wire.Edit, pipeline.Change, bool) {
+	d.Outcome, d.BytesAfter, d.ShadowID = OutcomeCompressed, n, id
 	f.Decisions = append(f.Decisions, d)
 	f.Stats.References++
-	return wire.SetString(at, out), pipeline.Change{
+	return e, pipeline.Change{
 		Filter:      FilterName,
 		Ordinal:     r.Ordinal,
 		CallID:      r.CallID,
 		ToolName:    r.ToolName,
 		IsError:     r.IsError,
 		BytesBefore: v.Len,
-		BytesAfter:  len(out),
+		BytesAfter:  n,
 		LinesBefore: v.Lines,
-		LinesAfter:  clamp.CountLines(out),
+		LinesAfter:  lines,
 		Detail:      kind,
 	}, true
+}
+
+// finishedEdits remembers the edits of the results this process gave a
+// reference, by tenant, reference and cache key: the same request bytes
+// always make the same edit (the cache key covers the text, the strategy
+// and the hint; the reference, the tenant's id of the text). Only the
+// deterministic strategies' edits are kept (memoizable): a model's summary
+// is the store's to share between replicas. Up to two generations of 16 MiB.
+var finishedEdits = memo.New(16<<20, func(f finishedEdit) int { return len(f.edit.Raw) + len(f.edit.Text) + 128 })
+
+type finishedEdit struct {
+	edit       wire.Edit // its Span is the first request's
+	lines      int
+	kind, name string
+}
+
+// memoizable reports whether this filter's compressions may be remembered
+// in the process (finishedEdits): not a model's, which may differ from one
+// call to the next.
+func (f *CompressFilter) memoizable() bool {
+	for _, s := range []compress.Strategy{f.opts.Strategy, f.opts.Fallback} {
+		if _, ok := s.(compress.ContextCompressor); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // referenced reports whether text starts with a reference toolproc wrote

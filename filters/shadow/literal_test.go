@@ -1,9 +1,11 @@
 package shadow
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/wire"
 	"github.com/toolproc/toolproc/filters/wire/wiretest"
 )
@@ -89,4 +91,69 @@ func parseBlock(t *testing.T, body []byte) *wire.TextBlock {
 		t.Fatalf("parse: %v", err)
 	}
 	return &c.Results[0].Texts[0]
+}
+
+// getCounter counts the store's Gets of compressed results.
+type getCounter struct {
+	*Memory
+	gets int
+}
+
+func (g *getCounter) Get(ctx context.Context, tenant string, kind Kind, key string) ([]byte, error) {
+	if kind == Compressed {
+		g.gets++
+	}
+	return g.Memory.Get(ctx, tenant, kind, key)
+}
+
+// TestFinishedEditRemembered: a result given a reference before in this
+// process gets the same edit again without the store's compressed copy,
+// still has its original touched (put back when the store lost it), and
+// is never another tenant's edit.
+func TestFinishedEditRemembered(t *testing.T) {
+	orig := testLog(3000) + "\tunique to TestFinishedEditRemembered\n"
+	body := wiretest.Request(wire.OpenAIChat, orig)
+	store := &getCounter{Memory: NewMemory(MemoryOptions{})}
+	first := run(t, NewCompressFilter(defaultOpts(), Env{Store: store, Tenant: "t1"}), wire.OpenAIChat, body)
+
+	// Another store, empty: the edit is remembered, the original put back.
+	cold := &getCounter{Memory: NewMemory(MemoryOptions{})}
+	f := NewCompressFilter(defaultOpts(), Env{Store: cold, Tenant: "t1"})
+	if again := run(t, f, wire.OpenAIChat, body); string(again) != string(first) {
+		t.Fatal("the remembered edit differs")
+	}
+	if cold.gets != 0 || f.Stats.CacheHits != 1 || f.Stats.References != 1 {
+		t.Fatalf("compressed gets %d, stats %+v", cold.gets, f.Stats)
+	}
+	if v, err := cold.Get(t.Context(), "t1", Original, ID("t1", []byte(orig))); err != nil || string(v) != orig {
+		t.Fatalf("original not put back: %v", err)
+	}
+
+	// Another tenant: its own reference, from its own store.
+	g := NewCompressFilter(defaultOpts(), Env{Store: cold, Tenant: "t2"})
+	other := run(t, g, wire.OpenAIChat, body)
+	if string(other) == string(first) || !strings.Contains(string(other), ID("t2", []byte(orig))) || cold.gets != 1 {
+		t.Fatalf("tenant t2 got t1's edit, or none of its own (compressed gets %d)", cold.gets)
+	}
+}
+
+// modelStrategy stands for a model's summary (compress.LLM): a
+// ContextCompressor whose answers may differ from one call to the next.
+type modelStrategy struct{ compress.Strategy }
+
+func (modelStrategy) CompressContext(context.Context, string, compress.Hint) (string, compress.Report, error) {
+	return "", compress.Report{}, nil
+}
+
+// TestModelSummariesNotRemembered: only deterministic strategies' edits
+// are kept in the process; a model's are the store's to share.
+func TestModelSummariesNotRemembered(t *testing.T) {
+	opts := defaultOpts()
+	if !NewCompressFilter(opts, Env{}).memoizable() {
+		t.Fatal("the structural strategy's edits are not remembered")
+	}
+	opts.Fallback = modelStrategy{opts.Strategy}
+	if NewCompressFilter(opts, Env{}).memoizable() {
+		t.Fatal("a model's summaries are remembered in the process")
+	}
 }

@@ -37,6 +37,13 @@ func SetString(at Span, s string) Edit {
 	return Edit{Span: at, Raw: unsafe.String(unsafe.SliceData(q), len(q)), Text: s, HasText: true}
 }
 
+// WithSpan is e replacing the value at at instead: an edit remembered from
+// an earlier request, for the same value in this one.
+func (e Edit) WithSpan(at Span) Edit {
+	e.Span = at
+	return e
+}
+
 // decodedText is s with each byte that starts no rune replaced by U+FFFD,
 // byte for byte as QuoteString replaces them.
 func decodedText(s string) string {
