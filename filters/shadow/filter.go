@@ -236,6 +236,8 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 	// and the quoting were a fifth of a request whose results were all
 	// seen before (issue 23).
 	var mk memo.Key
+	var fe finishedEdit
+	remembered := false
 	useMemo := f.memoizable()
 	if useMemo {
 		mk = finishedEdits.KeyWith(func(h *maphash.Hash) {
@@ -244,20 +246,18 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 			_, _ = h.WriteString(ref)
 			_ = h.WriteByte(0)
 		}, key)
-		if fe, ok := finishedEdits.Lookup(mk); ok {
-			d.Cache = "hit"
-			f.Stats.CacheHits++
-			if err := KeepFunc(ctx, f.env.Store, f.env.Tenant, Original, id, func() []byte { return ReadOnlyBytes(v.text()) }); err != nil {
-				return f.storeFailed(&d, err)
-			}
-			d.Kind, d.Strategy = fe.kind, fe.name
-			return f.withRef(d, r, v, id, fe.kind, fe.edit.WithSpan(at), len(fe.edit.Text), fe.lines)
-		}
+		fe, remembered = finishedEdits.Lookup(mk)
 	}
 
-	body, kind, name, hit, err := f.cached(ctx, key)
-	if err != nil {
-		return f.storeFailed(&d, err)
+	var body, kind, name string
+	hit := remembered
+	if remembered {
+		kind, name = fe.kind, fe.name
+	} else {
+		var err error
+		if body, kind, name, hit, err = f.cached(ctx, key); err != nil {
+			return f.storeFailed(&d, err)
+		}
 	}
 	if hit {
 		d.Cache = "hit"
@@ -273,10 +273,6 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 			res = f.compress(text, r, len(ref))
 		}
 		body, kind, name, f.noCache = res.body, res.kind, res.name, res.noCache
-		value := kind + "\n" + name + "\n" + body
-		if body == "" {
-			value = cacheMarkerNone
-		}
 		if body != "" {
 			// The original first: a reference is only ever written once its
 			// original can be read back.
@@ -285,14 +281,14 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 			}
 		}
 		if !f.noCache {
-			if err := f.env.Store.Put(ctx, f.env.Tenant, Compressed, key, []byte(value)); err != nil {
+			if err := f.env.Store.Put(ctx, f.env.Tenant, Compressed, key, cacheValue(kind, name, body)); err != nil {
 				// The reference is still good; only the next turn pays again.
 				f.Stats.StoreErrors++
 			}
 		}
 	}
 	d.Kind, d.Strategy = kind, name
-	if body == "" {
+	if body == "" && !remembered {
 		return done(OutcomeNotSmaller)
 	}
 	if hit {
@@ -302,12 +298,27 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 			return f.storeFailed(&d, err)
 		}
 	}
+	if remembered {
+		return f.withRef(d, r, v, id, kind, fe.edit.WithSpan(at), len(fe.edit.Text), fe.lines)
+	}
 	out := ref + body
 	e, lines := wire.SetString(at, out), clamp.CountLines(out)
 	if useMemo && !f.noCache {
 		finishedEdits.Add(mk, finishedEdit{edit: e, lines: lines, kind: kind, name: name})
 	}
 	return f.withRef(d, r, v, id, kind, e, len(out), lines)
+}
+
+// cacheValue is the compressed cache's value for a result: its kind and
+// strategy, then its compressed text (see cached), built in one copy;
+// cacheMarkerNone when nothing smaller came out.
+func cacheValue(kind, name, body string) []byte {
+	if body == "" {
+		return []byte(cacheMarkerNone)
+	}
+	v := make([]byte, 0, len(kind)+len(name)+len(body)+2)
+	v = append(append(append(append(append(v, kind...), '\n'), name...), '\n'), body...)
+	return v
 }
 
 // withRef records a result that now carries a reference, of n bytes and
