@@ -208,16 +208,15 @@ func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, en
 	// found from that parse, and the new body is neither walked again nor
 	// copied again (RunConversationThen).
 	var (
-		toolAsked, toolAdded bool
-		toolErr              error
-		last                 func(pipeline.Report) []wire.Edit
+		toolAdded bool
+		toolErr   error
+		last      func(pipeline.Report) []wire.Edit
 	)
 	if canRef {
 		last = func(pipeline.Report) []wire.Edit {
 			if !wantTool() {
 				return nil
 			}
-			toolAsked = true
 			var e wire.Edit
 			if e, toolAdded, toolErr = conv.ExpandToolEdit(); toolErr != nil || !toolAdded {
 				return nil
@@ -244,8 +243,9 @@ func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, en
 	if !wantTool() {
 		return rr, nil
 	}
+	// ran: last was called, and wantTool said then what it says now.
 	injected, changed, ierr := out, toolAdded, toolErr
-	if !ran || !toolAsked {
+	if !ran {
 		injected, changed, ierr = conv.InjectExpandTool(out)
 	}
 	if ierr != nil || !changed {
