@@ -180,25 +180,25 @@ func readsSourceFile(h Hint) bool {
 // output's extension (isSavedOutputExt), or one whose name has none, or no
 // name the call shows (a CI job's log fetched to a file, `nl -ba job`).
 func readsOutcome(h Hint) bool {
-	ext, ok := readExtension(h)
-	if !ok {
-		ext = shellReadExtension(commandOf(h))
-	}
+	ext := readFileExtension(h)
 	return ext == "" || isSavedOutputExt(ext)
 }
 
 // readsOutputFile reports whether a read tool's call names a file a
 // command's output is saved to (isSavedOutputExt; Claude Code saves a
 // background task's output as .output).
-func readsOutputFile(h Hint) bool {
-	ext, ok := readExtension(h)
-	if !ok {
-		// A shell's read of one: `tail -n 80 /tmp/build.log`, `sed -n
-		// 1,200p ci.txt`, `cat run.out` (agents read their own saved
-		// runs back this way as often as with a read tool).
-		ext = shellReadExtension(commandOf(h))
+func readsOutputFile(h Hint) bool { return isSavedOutputExt(readFileExtension(h)) }
+
+// readFileExtension is the lower-cased extension of the file a read names:
+// a read tool's path argument, or else the file a shell's read command
+// names (`tail -n 80 /tmp/build.log`, `sed -n 1,200p ci.txt`, `cat
+// run.out`: agents read their own saved runs back this way as often as
+// with a read tool); "" when it names none or the name has none.
+func readFileExtension(h Hint) string {
+	if ext, ok := readExtension(h); ok {
+		return ext
 	}
-	return isSavedOutputExt(ext)
+	return shellReadExtension(commandOf(h))
 }
 
 // isSavedOutputExt reports whether a file extension is one a command's
