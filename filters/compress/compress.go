@@ -229,7 +229,12 @@ func Structural(opts StructuralOptions) Strategy {
 	return structural{opts: opts.withDefaults()}
 }
 
-type structural struct{ opts StructuralOptions }
+type structural struct {
+	opts StructuralOptions
+	// unnoted: classifiers read every line afresh, not through what
+	// detection noted of it (lineNotes). The tests compare the two.
+	unnoted bool
+}
 
 func (structural) Name() string { return "structural" }
 
@@ -269,7 +274,11 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			return finish(KindJSON, text, header+out, omitted)
 		}
 	}
-	return s.compressAs(text, hint, Detect(text, hint))
+	if s.unnoted {
+		return s.compressAs(text, hint, Detect(text, hint))
+	}
+	var notes lineNotes
+	return s.compressNoted(text, hint, detect(text, hint, true, &notes), &notes)
 }
 
 // harnessJSON splits text into a harness's short header lines and the JSON
@@ -309,6 +318,12 @@ const (
 
 // compressAs is Compress of a text of a known kind, over its aim.
 func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Report) {
+	return s.compressNoted(text, hint, kind, nil)
+}
+
+// compressNoted is compressAs with what detection read of text's lines
+// (nil: nothing).
+func (s structural) compressNoted(text string, hint Hint, kind Kind, notes *lineNotes) (string, Report) {
 	var out string
 	var omitted int
 	switch kind {
@@ -323,6 +338,9 @@ func (s structural) compressAs(text string, hint Hint, kind Kind) (string, Repor
 			break
 		}
 		p := newPlan(text, kind, s.opts)
+		if notes != nil && len(notes.v) > 0 {
+			p.notes = notes
+		}
 		p.query = queryTerms(hint)
 		switch kind {
 		case KindTestLog, KindTraceback, KindLog, KindText:
@@ -424,7 +442,7 @@ func (s structural) compressEmbeddedOutput(text string, hint Hint, shell bool) (
 	for _, f := range fields {
 		opts := s.opts
 		opts.TargetBytes = max(room*len(f.value)/max(total, 1), 128)
-		inner, rep := structural{opts}.Compress(f.value, hint)
+		inner, rep := structural{opts: opts, unnoted: s.unnoted}.Compress(f.value, hint)
 		omitted += rep.Omitted
 		b.WriteString(text[last:f.start])
 		if rep.Changed {

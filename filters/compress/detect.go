@@ -12,12 +12,13 @@ import (
 // is unambiguous (a file-read tool returns a file, a listing tool a listing);
 // for shell tools the command line narrows it down (pytest, git diff, grep);
 // otherwise, and to confirm, the content decides.
-func Detect(text string, hint Hint) Kind { return detect(text, hint, true) }
+func Detect(text string, hint Hint) Kind { return detect(text, hint, true, nil) }
 
 // detect is Detect; mayStop lets a scan stop once the output is surely a
 // test log (scanStats.testDecided). The tests and FuzzStructural check it
-// decides as the scan of every line does.
-func detect(text string, hint Hint, mayStop bool) Kind {
+// decides as the scan of every line does. notes, when not nil, takes what
+// the scan read of each line (lineNotes).
+func detect(text string, hint Hint, mayStop bool, notes *lineNotes) Kind {
 	hint = hint.decoded()
 	// JSON first, whatever the tool: a JSON result must stay valid JSON.
 	if looksJSON(text) {
@@ -34,7 +35,14 @@ func detect(text string, hint Hint, mayStop bool) Kind {
 			if scanned != nil {
 				want = wantAll
 			}
-			v := scanAll(text, want, mayStop, stopAtHit)
+			// Only a scan of every signal precedes a classifier that
+			// reads the notes (the diagnostic kinds'); a narrower one
+			// mostly decides a listing or a search.
+			var ns *lineNotes
+			if want == wantAll {
+				ns = notes
+			}
+			v := scanAll(text, want, mayStop, stopAtHit, ns)
 			scanned = &v
 		}
 		return scanned

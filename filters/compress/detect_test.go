@@ -190,9 +190,9 @@ func TestScanWant(t *testing.T) {
 			continue
 		}
 		text := readTestdata(t, e.Name())
-		full := scanAll(text, wantAll, false, false)
+		full := scanAll(text, wantAll, false, false, nil)
 		for _, w := range []scanWant{0, wantTest, wantTrace, wantDiag, wantHits, wantList, wantLog, wantTest | wantList} {
-			got := scanAll(text, w, true, w&wantHits != 0)
+			got := scanAll(text, w, true, w&wantHits != 0, nil)
 			if got.decided {
 				if got.hits > 0 && w&wantHits != 0 {
 					if full.hits == 0 {
@@ -249,7 +249,7 @@ func TestDetectEarlyStop(t *testing.T) {
 		}
 		text := readTestdata(t, e.Name())
 		for _, h := range hints {
-			if got, full := Detect(text, h), detect(text, h, false); got != full {
+			if got, full := Detect(text, h), detect(text, h, false, nil); got != full {
 				t.Errorf("%s, hint %+v: %s when stopping early, %s reading every line", e.Name(), h, got, full)
 			}
 		}
@@ -260,7 +260,7 @@ func TestDetectEarlyStop(t *testing.T) {
 		fmt.Fprintf(&b, "tests/test_orders.py::test_case_%d PASSED [%3d%%]\n", i, i/20)
 	}
 	log := b.String()
-	stopped, full := scanAll(log, wantAll, true, false), scanAll(log, wantAll, false, false)
+	stopped, full := scanAll(log, wantAll, true, false, nil), scanAll(log, wantAll, false, false, nil)
 	if !stopped.decided || stopped.nonEmpty > 2 {
 		t.Errorf("a long pytest log: %d lines read when stopping early (decided %v), %d in all", stopped.nonEmpty, stopped.decided, full.nonEmpty)
 	}
@@ -289,7 +289,7 @@ func TestSourceReadsDetectAsReads(t *testing.T) {
 		if contains(editorTools, strings.ToLower(h.ToolName)) {
 			pathless.Args = `{"command":"view"}`
 		}
-		if got := detect(r.Output, pathless, false); got != KindFileRead {
+		if got := detect(r.Output, pathless, false, nil); got != KindFileRead {
 			t.Errorf("%s: a read of %s detects as %s by its content", r.ID, gjson.Get(h.Args, "file_path|path").String(), got)
 		}
 		if got := Detect(r.Output, h); got != KindFileRead {

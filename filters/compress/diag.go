@@ -108,7 +108,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		}
 	}
 	for i, l := range p.allViews() {
-		s := scanLine(l)
+		nf, nbits := p.notes.noteOf(p, i, l)
+		var s lineScan
+		if nf != 0 {
+			s = scanWith(l, nbits)
+		} else {
+			s = scanLine(l)
+		}
 		feat := s.features(l)
 		var loc uint64
 		hasLoc := false
@@ -154,7 +160,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			commitLine = i
 		case i == commitLine+1 && isChangeCount(l):
 			p.set(i, tierCritical, 0, catOut)
-		case test && s.mayBeSummary() && isSummaryLine(l):
+		case test && (nf.said(sumLine) || nf.unasked(sumAsked) && s.mayBeSummary() && isSummaryLine(l)):
 			p.set(i, tierCritical, 0, catOut)
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat) // said already: not kept at any price
@@ -171,7 +177,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			} else {
 				p.set(i, tierCritical, 2, catOut)
 			}
-		case test && s.mayBeFailingTest() && isFailingTest(l):
+		case test && (nf.said(failLine) || nf.unasked(failAsked) && s.mayBeFailingTest() && isFailingTest(l)):
 			p.set(i, tierCritical, 1, catOut)
 			if seenMust.add(hash64(l)) {
 				p.set(i, tierFill, 0, catRepeat)
@@ -186,19 +192,19 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):
 			p.set(i, tierCritical, 0, catOut)
-		case !test && s.mayBeSummary() && isSummaryLine(l):
+		case !test && (nf.said(sumLine) || nf.unasked(sumAsked) && s.mayBeSummary() && isSummaryLine(l)):
 			// A run's summary in an output not read as a test log (a
 			// script or make target that runs the tests among other
 			// steps, a test command behind `cd x &&`) says as much as it
 			// does in one. Past a few, lines of that shape are something
 			// else: high, not kept at any price.
 			outcome(i, l, 0)
-		case !test && failureMarkedIn(l, s.bits) && s.mayBeFailingTest() && isFailingTest(l):
+		case !test && failureMarkedIn(l, s.bits) && (nf.said(failLine) || nf.unasked(failAsked) && s.mayBeFailingTest() && isFailingTest(l)):
 			// So does a failing test there, in the forms that say so
 			// in words ("--- FAIL: TestX", "x ... FAILED", jest's
 			// "● Cart › sums"), not a list's "1) step" or "✗ skipped".
 			outcome(i, l, 1)
-		case isErrorOrLogError(l, s.bits, logKind):
+		case nf.said(errLine) || nf.unasked(errAsked) && isErrorOrLogError(l, s.bits, logKind) || logKind && nf&errAsked != 0 && logErrorNoted(l, s.bits, nf):
 			if opensMessage(l) {
 				opener.at, opener.rank = i, 2
 			}
@@ -220,7 +226,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			} else {
 				p.set(i, tierCritical, 2, catOut)
 			}
-		case test && s.mayBePassingTest(l) && isPassingTest(l):
+		case test && (nf.said(passLine) || nf.unasked(passAsked) && s.mayBePassingTest(l) && isPassingTest(l)):
 			if strings.HasPrefix(l, "SKIPPED") && location(l) != "" {
 				// "SKIPPED [1] tests/x.py:12: needs pint": why, and where.
 				p.set(i, tierFill, 1, catPass)

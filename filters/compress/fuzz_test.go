@@ -134,7 +134,7 @@ func FuzzStructural(f *testing.F) {
 		checkFuzzOutput(t, s, text, h, true)
 		if rep := Detect(text, h); rep == "" {
 			t.Fatalf("empty kind")
-		} else if full := detect(text, h, false); rep != full {
+		} else if full := detect(text, h, false, nil); rep != full {
 			t.Fatalf("detection stopped early says %s, reading every line says %s", rep, full)
 		}
 		// An object's arguments sent as OpenAI's string of JSON compress
@@ -151,6 +151,10 @@ func FuzzStructural(f *testing.F) {
 		}
 		// Faithfulness and counts, for line kinds.
 		out, rep := s.Compress(text, h)
+		// What detection noted of the lines changes no byte (lineNotes).
+		if plain, _ := (structural{opts: s.(structural).opts, unnoted: true}).Compress(text, h); plain != out {
+			t.Fatalf("compressed through detection's notes:\n%q\nreading every line afresh:\n%q", out, plain)
+		}
 		if rep.Changed && rep.Kind != KindJSON {
 			if err := faithful(text, out, rep); err != nil {
 				t.Fatal(err)

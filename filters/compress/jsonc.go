@@ -345,7 +345,7 @@ func (w *jsonWriter) text(inner string, budget int) bool {
 	default:
 		return false
 	}
-	out, rep := structural{StructuralOptions{TargetBytes: aim}.withDefaults()}.compressAs(text, Hint{}, kind)
+	out, rep := structural{opts: StructuralOptions{TargetBytes: aim}.withDefaults()}.compressAs(text, Hint{}, kind)
 	if !rep.Changed {
 		return false
 	}

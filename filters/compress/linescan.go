@@ -97,6 +97,15 @@ func scanLine(l string) lineScan {
 	return lineScan{bits: m, t: t, plain: plain}
 }
 
+// scanWith is scanLine of l, whose bits m are known (lineNotes). It is
+// scanLine's body, not called by it: scanLine runs on every line of every
+// output, and a call more there costs more than these three lines.
+func scanWith(l string, m lineBits) lineScan {
+	t := trimRight(trimLeft(l))
+	plain := m&bitOdd == 0 && (m&bitNonASCII == 0 || t[0] < utf8.RuneSelf && t[len(t)-1] < utf8.RuneSelf)
+	return lineScan{bits: m, t: t, plain: plain}
+}
+
 // maxScan is the longest line bitsOf reads. A longer one (minified JSON,
 // a one-line blob) gets allBits: every gate passes and the predicates,
 // most of which stop within a few kilobytes, read it as they did before.

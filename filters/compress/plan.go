@@ -63,6 +63,9 @@ const (
 
 type plan struct {
 	src string
+	// notes is what detection read of src's lines, for the classifier
+	// (nil: nothing).
+	notes *lineNotes
 	// The lines are spans of body (src without its final '\n'): line i
 	// is body[starts[i]:starts[i+1]-1]. Offsets instead of a []string
 	// cost 4 bytes a line instead of 16.

@@ -1,6 +1,9 @@
 package compress
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // scanStats counts, over the lines of an output, the signals content
 // detection weighs.
@@ -35,6 +38,10 @@ type scanStats struct {
 	// stopAtHit also stops it at the first hit: a search tool's output
 	// needs one to be read as hits (Detect).
 	stopAtHit bool
+	// notes, when not nil, takes each line's scan and error verdicts for
+	// the classifier (lineNotes); lineNo is the next line's number.
+	notes  *lineNotes
+	lineNo int
 }
 
 // scanWant names groups of scanStats' counts: Detect asks for the ones its
@@ -61,8 +68,8 @@ const scanLimit = 32 << 10
 // scanAll counts the signals of text's lines (of its start and end when it
 // is long) that want asks for; with mayStop it stops once testDecided, and
 // with stopAtHit too at the first hit.
-func scanAll(text string, want scanWant, mayStop, stopAtHit bool) scanStats {
-	s := scanStats{want: want, mayStop: mayStop, stopAtHit: stopAtHit}
+func scanAll(text string, want scanWant, mayStop, stopAtHit bool, notes *lineNotes) scanStats {
+	s := scanStats{want: want, mayStop: mayStop, stopAtHit: stopAtHit, notes: notes}
 	if len(text) > scanLimit {
 		head := text[:scanLimit*3/4]
 		if i := strings.LastIndexByte(head, '\n'); i > 0 {
@@ -74,6 +81,7 @@ func scanAll(text string, want scanWant, mayStop, stopAtHit bool) scanStats {
 		}
 		s.add(head)
 		if !s.decided {
+			s.notes = nil // the tail's line numbers are not counted
 			s.add(tail)
 		}
 		return s
@@ -85,6 +93,11 @@ func scanAll(text string, want scanWant, mayStop, stopAtHit bool) scanStats {
 func (s *scanStats) add(text string) {
 	ansi := strings.IndexByte(text, 0x1b) >= 0 // else no line needs stripANSI
 	prefix := prefixOf(text)
+	if prefix != noPrefix {
+		// Lines read without their prefixes are not the lines as they
+		// stand: their notes would tell of other bytes.
+		s.notes = nil
+	}
 	prevMinus := false
 	oldLeft, newLeft := 0, 0 // lines still expected in the current diff hunk
 	for len(text) > 0 {
@@ -94,6 +107,7 @@ func (s *scanStats) add(text string) {
 		} else {
 			l, text = text, ""
 		}
+		s.lineNo++
 		if oldLeft > 0 || newLeft > 0 {
 			// Inside a hunk: only its body lines count as diff.
 			c := byte(' ')
@@ -171,6 +185,7 @@ func (s *scanStats) testDecided() bool {
 }
 
 func (s *scanStats) line(l string, ansi bool) {
+	raw := l // noted only as it is in the output
 	if ansi {
 		l = stripANSI(l)
 	}
@@ -202,15 +217,20 @@ func (s *scanStats) line(l string, ansi bool) {
 	t := trimLeft(l)
 	sc := scanLine(l)
 	m := sc.bits
+	var f noteFlags
 	if want&wantTest != 0 {
-		s.testLine(l, t, sc)
+		f = s.testLine(l, t, sc)
 	}
 	if want&wantTrace != 0 && (strings.HasPrefix(t, "Traceback (most recent call last)") || strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, "]:") ||
 		strings.HasPrefix(l, "Exception in thread ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(t, "at ") && strings.HasSuffix(l, ")")) {
 		s.traceback++
 	}
-	if want&wantDiag != 0 && isErrorLineIn(l, m) {
-		s.diagnostics++
+	if want&wantDiag != 0 {
+		f |= errAsked
+		if isErrorLineIn(l, m) {
+			f |= errLine
+			s.diagnostics++
+		}
 	}
 	if want&wantHits != 0 {
 		// A hit has digits after its path, a plain hit a colon.
@@ -230,24 +250,46 @@ func (s *scanStats) line(l string, ansi bool) {
 		}
 	}
 	info := m.has('I') && m.has('N') && m.has('F') && m.has('O')
-	if want&wantLog != 0 && (m.has('0') && hasTimestamp(l) || isLogErrorIn(l, m) || info && containsWord(l, "INFO ") ||
-		m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]")) {
-		s.logLines++
+	if want&wantLog != 0 {
+		logLine := m.has('0') && hasTimestamp(l)
+		if !logLine {
+			f |= logAsked
+			if isLogErrorIn(l, m) {
+				f |= logErrLine
+				logLine = true
+			}
+		}
+		if logLine || info && containsWord(l, "INFO ") ||
+			m.has('D') && m.has('B') && m.has('G') && containsWord(l, "DEBUG ") || info && strings.Contains(l, "[INFO]") {
+			s.logLines++
+		}
+	}
+	if s.notes != nil && len(l) == len(raw) && unsafe.StringData(l) == unsafe.StringData(raw) {
+		s.notes.note(s.lineNo-1, m, f)
 	}
 }
 
 // testLine counts the test signals of a line (t is l without its
-// indentation).
-func (s *scanStats) testLine(l, t string, sc lineScan) {
+// indentation), and returns the verdicts it asked (lineNotes).
+func (s *scanStats) testLine(l, t string, sc lineScan) noteFlags {
+	f := sumAsked | failAsked
+	summary := sc.mayBeSummary() && isSummaryLine(l)
+	if summary {
+		f |= sumLine
+	}
 	// Summaries and the banners that open a run: pytest's session, cargo's
 	// "running 12 tests", Deno's "running 2 tests from ./a_test.ts",
 	// ExUnit's "Running ExUnit with seed: 1, max_cases: 8".
-	if sc.mayBeSummary() && isSummaryLine(l) || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" ||
+	if summary || sc.startsWith('=') && ruleTitle(l, '=') == "test session starts" ||
 		strings.HasPrefix(t, "running ") && (strings.HasSuffix(t, " tests") || strings.Contains(t, " tests from ") || strings.Contains(t, " test from ")) ||
 		sc.startsWith('R') && strings.HasPrefix(t, "Running ExUnit with seed: ") {
 		s.testStrong++
 	}
-	if sc.mayBeFailingTest() && isFailingTest(l) || sc.mayBePassingTest(l) && isPassingTest(l) {
+	if sc.mayBeFailingTest() && isFailingTest(l) {
+		f |= failLine
+		s.testLines++
+	} else if f |= passAsked; sc.mayBePassingTest(l) && isPassingTest(l) {
+		f |= passLine
 		s.testLines++
 	}
 	if sc.startsWith('<') {
@@ -261,6 +303,7 @@ func (s *scanStats) testLine(l, t string, sc lineScan) {
 	if t != "" && t[0] == '<' && (strings.HasPrefix(t, "<testsuites") || strings.HasPrefix(t, "<TestRun ") || strings.HasPrefix(t, "<test-run ")) {
 		s.testStrong++
 	}
+	return f
 }
 
 func (s scanStats) isTest() bool {
