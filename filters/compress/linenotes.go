@@ -13,7 +13,8 @@ import "unsafe"
 // output (not with its colour codes, its number or a log prefix cut
 // off), and the classifier takes it only for the same line as it stands
 // (noteOf): the predicates are pure functions of the line's bytes, and
-// the line bits only gate them (linescan.go).
+// the line bits only gate them (linescan.go). Ten bytes a line, for the
+// lines of the first scanLimit bytes at most: detection reads no more.
 type lineNotes struct {
 	bits []lineBits // by line number
 	v    []noteFlags
