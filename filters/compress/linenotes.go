@@ -79,8 +79,5 @@ func logErrorNoted(l string, m lineBits, f noteFlags) bool {
 	if f&logAsked != 0 {
 		return f&logErrLine != 0
 	}
-	if m.has(':') || m.has('[') || m.has('E') || m.has('=') || m.has('"') {
-		m = withErrorWord(l, m)
-	}
-	return isLogErrorIn(l, m)
+	return isLogErrorIn(l, logErrorBits(l, m))
 }
