@@ -905,19 +905,13 @@ func isErrorOrLogError(l string, m lineBits, logKind bool) bool {
 	if !logKind {
 		return isErrorLineIn(l, m)
 	}
-	m = logErrorBits(l, m)
-	return isErrorLineIn(l, m) || isLogErrorIn(l, m)
-}
-
-// logErrorBits is m with the error-word search's answer, for a log's line
-// that may need it: only a line with one of the marks the costly searches
-// need (a colon, a bracket, an 'E', '=' or '"') is worth the search; prose
-// has the letters and none of them.
-func logErrorBits(l string, m lineBits) lineBits {
+	// Only a line with one of the marks the costly searches need (a
+	// colon, a bracket, an 'E', '=' or '"') is worth the search: prose
+	// has the letters and none of them.
 	if m.has(':') || m.has('[') || m.has('E') || m.has('=') || m.has('"') {
-		return withErrorWord(l, m)
+		m = withErrorWord(l, m)
 	}
-	return m
+	return isErrorLineIn(l, m) || isLogErrorIn(l, m)
 }
 
 // hasTracebackOrPanic finds "Traceback (most recent call last)" or a

@@ -79,5 +79,8 @@ func logErrorNoted(l string, m lineBits, f noteFlags) bool {
 	if f&logAsked != 0 {
 		return f&logErrLine != 0
 	}
-	return isLogErrorIn(l, logErrorBits(l, m))
+	if m.has(':') || m.has('[') || m.has('E') || m.has('=') || m.has('"') {
+		m = withErrorWord(l, m)
+	}
+	return isLogErrorIn(l, m)
 }
