@@ -285,6 +285,15 @@ func (s tracedStore) Put(ctx context.Context, tenant string, kind shadow.Kind, k
 	return err
 }
 
+// Adopt implements shadow.Adopter, handing value to the inner store when
+// it can take it.
+func (s tracedStore) Adopt(ctx context.Context, tenant string, kind shadow.Kind, key string, value []byte) error {
+	ctx, span := s.tracer.Start(ctx, "toolproc.store put", trace.WithAttributes(attribute.Int("toolproc.store.bytes", len(value))))
+	err := shadow.PutOwned(ctx, s.inner, tenant, kind, key, value, true)
+	endSpan(span, err)
+	return err
+}
+
 func (s tracedStore) Get(ctx context.Context, tenant string, kind shadow.Kind, key string) ([]byte, error) {
 	ctx, span := s.tracer.Start(ctx, "toolproc.store get")
 	v, err := s.inner.Get(ctx, tenant, kind, key)

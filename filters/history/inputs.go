@@ -21,12 +21,15 @@ type keptValue struct {
 	block *wire.TextBlock
 }
 
-// bytes is the value to put.
-func (v keptValue) bytes() []byte {
+// bytes is the value to put, and whether the store may keep it as it is
+// (a decoded text of its own, wire.TextBlock.OwnsText; a value is a view
+// of the body or of a decoded argument, and is copied).
+func (v keptValue) bytes() ([]byte, bool) {
 	if v.block != nil {
-		return shadow.ReadOnlyBytes(v.block.Text())
+		text := v.block.Text()
+		return shadow.ReadOnlyBytes(text), v.block.OwnsText()
 	}
-	return shadow.ReadOnlyBytes(v.value)
+	return shadow.ReadOnlyBytes(v.value), false
 }
 
 // inputRewrite is the rewrite of one old call's arguments.

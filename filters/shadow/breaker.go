@@ -64,6 +64,12 @@ func (b *Breaker) Put(ctx context.Context, tenant string, kind Kind, key string,
 	return b.do(ctx, func() error { return b.store.Put(ctx, tenant, kind, key, value) })
 }
 
+// Adopt implements Adopter, handing value to the store when it can take
+// it.
+func (b *Breaker) Adopt(ctx context.Context, tenant string, kind Kind, key string, value []byte) error {
+	return b.do(ctx, func() error { return PutOwned(ctx, b.store, tenant, kind, key, value, true) })
+}
+
 // Get implements Store.
 func (b *Breaker) Get(ctx context.Context, tenant string, kind Kind, key string) (v []byte, err error) {
 	err = b.do(ctx, func() error {

@@ -188,14 +188,26 @@ func (f *CompressFilter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.
 type value struct {
 	TextFacts
 	text func() string
+	// owned says, after text, whether the store may keep the text's
+	// buffer as it is (wire.TextBlock.OwnsText).
+	owned func() bool
 }
 
 // blockValue is a text block's value: its facts come from its literal
 // when the literal was seen before (FactsOf).
-func blockValue(t *wire.TextBlock) value { return value{FactsOf(t), t.Text} }
+func blockValue(t *wire.TextBlock) value { return value{FactsOf(t), t.Text, t.OwnsText} }
 
-// stringValue is the value of a text already decoded.
-func stringValue(s string) value { return value{factsOfString(s), func() string { return s }} }
+// stringValue is the value of a text already decoded (a part of a JSON
+// value: the store copies it).
+func stringValue(s string) value {
+	return value{factsOfString(s), func() string { return s }, func() bool { return false }}
+}
+
+// bytes is the value's text to put, and whether it may be handed over.
+func (v value) bytes() ([]byte, bool) {
+	text := v.text()
+	return ReadOnlyBytes(text), v.owned()
+}
 
 // one decides one text value. ok=false leaves it as it is.
 func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Edit, pipeline.Change, bool) {
@@ -276,12 +288,13 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 		if body != "" {
 			// The original first: a reference is only ever written once its
 			// original can be read back.
-			if err := f.env.Store.Put(ctx, f.env.Tenant, Original, id, ReadOnlyBytes(text)); err != nil {
+			b, owned := v.bytes()
+			if err := PutOwned(ctx, f.env.Store, f.env.Tenant, Original, id, b, owned); err != nil {
 				return f.storeFailed(&d, err)
 			}
 		}
 		if !f.noCache {
-			if err := f.env.Store.Put(ctx, f.env.Tenant, Compressed, key, cacheValue(kind, name, body)); err != nil {
+			if err := PutOwned(ctx, f.env.Store, f.env.Tenant, Compressed, key, cacheValue(kind, name, body), true); err != nil {
 				// The reference is still good; only the next turn pays again.
 				f.Stats.StoreErrors++
 			}
@@ -294,7 +307,7 @@ func (f *CompressFilter) one(r *wire.ToolResult, at wire.Span, v value) (wire.Ed
 	if hit {
 		// The compressed entry (24 h) outlives the original (5 h): refresh
 		// the original so the reference being reused can still be expanded.
-		if err := KeepFunc(ctx, f.env.Store, f.env.Tenant, Original, id, func() []byte { return ReadOnlyBytes(v.text()) }); err != nil {
+		if err := KeepFunc(ctx, f.env.Store, f.env.Tenant, Original, id, v.bytes); err != nil {
 			return f.storeFailed(&d, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -148,13 +149,16 @@ func NewMemory(opts MemoryOptions) *Memory {
 // Put stores a copy of value. It fails with ErrTooLarge when the entry
 // alone exceeds its tenant's share (the previous value of the key, if any,
 // stays).
-func (m *Memory) Put(_ context.Context, tenant string, kind Kind, key string, value []byte) error {
+func (m *Memory) Put(ctx context.Context, tenant string, kind Kind, key string, value []byte) error {
+	return m.Adopt(ctx, tenant, kind, key, bytes.Clone(value))
+}
+
+// Adopt implements Adopter: the value is kept as it is.
+func (m *Memory) Adopt(_ context.Context, tenant string, kind Kind, key string, v []byte) error {
 	ki, err := checkArgs(tenant, kind, key)
 	if err != nil {
 		return err
 	}
-	v := make([]byte, len(value))
-	copy(v, value)
 	size := entrySize(tenant, kind, key, len(v))
 	now := m.now()
 	k := memKey{tenant, kind, key}

@@ -377,3 +377,47 @@ func TestMemoryTenantQuota(t *testing.T) {
 		t.Fatal("an entry over the tenant cap must be refused")
 	}
 }
+
+// TestPutOwned: a value handed over (PutOwned with owned, through the
+// breaker too) is kept as it is, with no copy; any other value is copied,
+// so a caller that changes its buffer afterwards changes nothing stored.
+// The test writes to a handed-over buffer only to see which one the store
+// kept: callers never do.
+func TestPutOwned(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory(MemoryOptions{})
+	defer m.Close()
+	tests := []struct {
+		name     string
+		store    Store
+		owned    bool
+		wantKept bool // the store kept the caller's buffer
+	}{
+		{"memory, owned", m, true, true},
+		{"memory, not owned", m, false, false},
+		{"breaker, owned", NewBreaker(m, 0), true, true},
+		{"breaker, not owned", NewBreaker(m, 0), false, false},
+		{"store without Adopt, owned", &countingStore{Store: m}, true, false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := fmt.Sprint("k", i)
+			v := bytes.Repeat([]byte("x"), 4096)
+			if err := PutOwned(ctx, tt.store, "t", Original, key, v, tt.owned); err != nil {
+				t.Fatal(err)
+			}
+			v[0] = 'y'
+			got, err := m.Get(ctx, "t", Original, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := got[0] == 'y'; kept != tt.wantKept {
+				t.Fatalf("store kept the caller's buffer: %v, want %v", kept, tt.wantKept)
+			}
+			got[1] = 'z' // Get's value is the caller's own either way
+			if again, _ := m.Get(ctx, "t", Original, key); again[1] != 'x' {
+				t.Fatal("changing Get's value changed the store")
+			}
+		})
+	}
+}

@@ -52,6 +52,8 @@ type TextBlock struct {
 	Raw     string
 	text    string
 	decoded bool
+	// owned: text is the decoding's own allocation (see OwnsText).
+	owned bool
 }
 
 // NewTextBlock is a block holding text, as a filter or a test builds one.
@@ -63,10 +65,30 @@ func NewTextBlock(path string, at Span, text string) TextBlock {
 // is done once.
 func (t *TextBlock) Text() string {
 	if !t.decoded {
-		t.text, t.decoded = unquote(t.Raw), true
+		body := literalBody(t.Raw)
+		t.text, t.decoded = jsonsafe.Unescape(body), true
+		// Unescape returns its input when there is nothing to decode, and
+		// otherwise a new buffer of len(body)+8 bytes holding a shorter
+		// text (every escape decodes to fewer bytes than it takes).
+		n := len(t.text)
+		t.owned = n < len(body) && len(body)+8 <= n+n/8+maxOwnedSlack
 	}
 	return t.text
 }
+
+// maxOwnedSlack is what OwnsText allows a text's buffer to exceed it by
+// beyond an eighth, for short texts.
+const maxOwnedSlack = 64
+
+// OwnsText says whether Text's string is a buffer of its own, at most an
+// eighth larger than the text: the literal had escapes to decode, and not
+// so many that the buffer (sized to the literal) is much larger than the
+// text. Such a text may be kept as it is (shadow.PutOwned) once the
+// request is done. Any other text may be a view of the request body,
+// which the store must not pin or be handed, or may hold a buffer up to
+// six times its size (a literal of \u escapes), which the store would
+// keep while counting only the text. Call it after Text.
+func (t *TextBlock) OwnsText() bool { return t.owned }
 
 // MaxLen bounds the decoded text's size in bytes without decoding it: an
 // escape never decodes to more bytes than it takes.
@@ -89,7 +111,7 @@ func (t *TextBlock) MaxLines() int {
 // SetText makes the block hold text written by an earlier filter of the
 // same run (pipeline edits are applied once, at the end).
 func (t *TextBlock) SetText(text, raw string) {
-	t.text, t.decoded, t.Raw = text, true, raw
+	t.text, t.decoded, t.owned, t.Raw = text, true, false, raw
 }
 
 // JSONBlock is a tool result value that is JSON rather than text: Bedrock

@@ -258,3 +258,39 @@ func FuzzQuoteString(f *testing.F) {
 		}
 	})
 }
+
+// TestOwnsText: a decoded text may be handed to a store only when it is a
+// buffer of its own and not much smaller than that buffer. A literal
+// without escapes decodes to a view of the body, which a store must not
+// keep; one made of \u escapes decodes to a sixth of its buffer.
+func TestOwnsText(t *testing.T) {
+	lines := strings.Repeat("PASSED tests/test_x.py::test_case_with_a_long_name\n", 200)
+	tests := []struct {
+		name string
+		raw  string
+		want bool
+	}{
+		{"escaped newlines", string(QuoteString(lines)), true},
+		{"no escapes: a view of the literal", `"` + strings.Repeat("plain text ", 500) + `"`, false},
+		{"empty", `""`, false},
+		{"dense \\u escapes", `"` + strings.Repeat(`\u0001`, 2000) + `"`, false},
+		{"short, one escape", `"a\nb"`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := TextBlock{Raw: tt.raw}
+			text := b.Text()
+			if got := b.OwnsText(); got != tt.want {
+				t.Fatalf("OwnsText = %v, want %v", got, tt.want)
+			}
+			var want string
+			if err := json.Unmarshal([]byte(tt.raw), &want); err != nil || text != want {
+				t.Fatalf("Text = %.40q, want %.40q (%v)", text, want, err)
+			}
+			b.SetText(text, tt.raw)
+			if b.OwnsText() {
+				t.Fatal("OwnsText after SetText: an earlier filter's text may be a view of anything")
+			}
+		})
+	}
+}
