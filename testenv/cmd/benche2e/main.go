@@ -3,8 +3,10 @@
 // upstream directly, through the Envoy stand-in alone, and through the
 // stand-in with toolproc on a disabled profile and on the defaults; 2 KB,
 // 300 KB and 1 MB bodies, the same body every time ("repeated") or a new
-// one every time ("new"), one client or sixteen. toolproc and the stand-in
-// run as their own processes (bin/toolproc, bin/standin), so the CPU and
+// one every time ("new"), one client or sixteen; and, turn by turn, the
+// requests of a real agent session ("session": every earlier request a
+// prefix of the next, most results small, as toolproc sees production
+// traffic). toolproc and the stand-in run as their own processes (bin/toolproc, bin/standin), so the CPU and
 // memory each uses are read from /proc. `make bench-e2e` runs it.
 //
 // With -load it then runs the load checks: a memory fill (new 300 KB bodies
@@ -34,10 +36,12 @@ import (
 	"time"
 
 	"github.com/toolproc/toolproc/testenv/benchbody"
+	"github.com/toolproc/toolproc/testenv/sessions"
 )
 
 type options struct {
 	toolproc, standin, samples string
+	session                    string
 	profiles                   string
 	quick, load, ttfbOnly      bool
 	loadExchanges, sseStreams  int
@@ -60,7 +64,8 @@ func main() {
 	flag.IntVar(&o.sseStreams, "sse-streams", 500, "concurrent SSE streams in the load check")
 	flag.DurationVar(&o.sseDuration, "sse-duration", 60*time.Second, "how long each load-check stream lasts")
 	flag.IntVar(&o.fill, "fill", 1200, "new 300 KB bodies sent one after another in the memory check")
-	flag.StringVar(&o.cells, "cells", "", "only these cells, comma-separated: 2KB, 300KB, 300KB-new, 1MB, 1MB-new, each at c=1 and c=16, or with /1 or /16 at one of them (300KB-new/1); all when empty")
+	flag.StringVar(&o.session, "session", "testenv/sessions/corpus/claude-code-daqificore.jsonl.gz", "sessions file whose OpenAI Chat requests the session cell sends, turn by turn (its provenance and licence: that folder's SOURCES.md); empty: no session cell")
+	flag.StringVar(&o.cells, "cells", "", "only these cells, comma-separated: 2KB, 300KB, 300KB-new, 1MB, 1MB-new, each at c=1 and c=16, or with /1 or /16 at one of them (300KB-new/1), and session (c=1 only); all when empty")
 	flag.IntVar(&o.times, "times", 1, "send this many times the requests of each cell")
 	flag.IntVar(&o.rounds, "rounds", 1, "measure toolproc disabled and on the defaults this many times, alternately, each on a fresh process; the CPU table gives the totals and each round's ratio")
 	flag.Parse()
@@ -76,9 +81,13 @@ var configs = []string{"direct", "stand-in, no ext_proc", "+ toolproc, profile d
 const disabledConfig = "profiles: {default: {enabled: false}}\n"
 
 type cell struct {
-	size   int
-	name   string
-	fresh  bool
+	size  int // bytes of a body (the mean, for the session cell)
+	name  string
+	fresh bool
+	// turns: the bodies are a session's requests in order, sent once per
+	// round on a fresh process, with no warm-up: each round sees the
+	// session from its first turn, as toolproc would.
+	turns  bool
 	conc   int
 	count  int
 	bodies [][]byte
@@ -134,7 +143,7 @@ func cellFilter(list string) (func(*cell) bool, error) {
 	if strings.TrimSpace(list) == "" {
 		return func(*cell) bool { return true }, nil
 	}
-	known := map[string]bool{"2KB": true, "300KB": true, "300KB-new": true, "1MB": true, "1MB-new": true}
+	known := map[string]bool{"2KB": true, "300KB": true, "300KB-new": true, "1MB": true, "1MB-new": true, "session": true}
 	type key struct {
 		name string
 		conc int // 0: any
@@ -151,7 +160,7 @@ func cellFilter(list string) (func(*cell) bool, error) {
 			k.conc = n
 		}
 		if !known[name] {
-			return nil, fmt.Errorf("-cells: unknown cell %q (2KB, 300KB, 300KB-new, 1MB, 1MB-new)", name)
+			return nil, fmt.Errorf("-cells: unknown cell %q (2KB, 300KB, 300KB-new, 1MB, 1MB-new, session)", name)
 		}
 		keys[k] = true
 	}
@@ -209,6 +218,12 @@ func run(o options) error {
 			}
 		}
 	}
+	if c := (&cell{name: "session", turns: true, conc: 1}); o.session != "" && want(c) {
+		if err := c.loadSession(o.session); err != nil {
+			return err
+		}
+		cells = append(cells, c)
+	}
 	if len(cells) == 0 {
 		return fmt.Errorf("-cells %q names no cell", o.cells)
 	}
@@ -227,6 +242,12 @@ func run(o options) error {
 			}
 		}
 		for _, c := range cells {
+			if c.turns {
+				r := env.measure(env.url(ci), c)
+				results[c] = addResult(results[c], ci, r)
+				fmt.Fprintf(os.Stderr, "%-30s %-7s %-8s c=%-2d p50 %8.2f ms  p99 %8.2f ms  errors %d\n", cfg, c.name, caseName(c), c.conc, ms(r.p50), ms(r.p99), r.errors)
+				continue
+			}
 			c.bodies = c.bodies[:0]
 			for i := range c.count {
 				tag := "warm"
@@ -257,8 +278,31 @@ func run(o options) error {
 	return nil
 }
 
+// loadSession makes c the session cell: the OpenAI Chat requests of every
+// session in file, in order.
+func (c *cell) loadSession(file string) error {
+	ss, err := sessions.Load(file)
+	if err != nil {
+		return fmt.Errorf("-session: %w", err)
+	}
+	total := 0
+	for _, s := range ss {
+		for _, b := range s.OpenAI {
+			c.bodies = append(c.bodies, b)
+			total += len(b)
+		}
+	}
+	if len(c.bodies) == 0 {
+		return fmt.Errorf("-session %s: no requests", file)
+	}
+	c.count, c.size = len(c.bodies), total/len(c.bodies)
+	return nil
+}
+
 func caseName(c *cell) string {
 	switch {
+	case c.turns:
+		return "turns"
 	case c.size == 2<<10:
 		return ""
 	case c.fresh:

@@ -46,28 +46,30 @@ func TestCellFilter(t *testing.T) {
 	newSmall16 := &cell{name: "300 KB", fresh: true, conc: 16}
 	repeated := &cell{name: "300 KB", conc: 1}
 	tiny := &cell{name: "2 KB", conc: 16}
+	session := &cell{name: "session", turns: true, conc: 1}
 	for _, tc := range []struct {
 		list string
-		want []bool // newSmall, newSmall16, repeated, tiny
+		want []bool // newSmall, newSmall16, repeated, tiny, session
 	}{
-		{"", []bool{true, true, true, true}},
-		{"300KB-new", []bool{true, true, false, false}},
-		{"300KB-new/1, 2KB", []bool{true, false, false, true}},
-		{"300KB/1", []bool{false, false, true, false}},
+		{"", []bool{true, true, true, true, true}},
+		{"300KB-new", []bool{true, true, false, false, false}},
+		{"300KB-new/1, 2KB", []bool{true, false, false, true, false}},
+		{"300KB/1", []bool{false, false, true, false, false}},
+		{"session,1MB-new/1", []bool{false, false, false, false, true}},
 	} {
 		keep, err := cellFilter(tc.list)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.list, err)
 		}
 		var got []bool
-		for _, c := range []*cell{newSmall, newSmall16, repeated, tiny} {
+		for _, c := range []*cell{newSmall, newSmall16, repeated, tiny, session} {
 			got = append(got, keep(c))
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q: %v, want %v", tc.list, got, tc.want)
 		}
 	}
-	for _, bad := range []string{"300KB-old", "1MB/8", "2KB/x"} {
+	for _, bad := range []string{"300KB-old", "1MB/8", "2KB/x", "sessions"} {
 		if _, err := cellFilter(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
