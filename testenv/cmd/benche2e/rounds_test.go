@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestRunOrderAlternatesTheLastTwo(t *testing.T) {
@@ -73,5 +75,33 @@ func TestCellFilter(t *testing.T) {
 		if _, err := cellFilter(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestLoadSession: the session cell sends every OpenAI Chat request of the
+// file in order, each a prefix of the next, and its size is their mean.
+func TestLoadSession(t *testing.T) {
+	c := &cell{name: "session", turns: true, conc: 1}
+	if err := c.loadSession("../../sessions/testdata/sample.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	if c.count != len(c.bodies) || c.count < 40 {
+		t.Fatalf("%d requests (count %d)", len(c.bodies), c.count)
+	}
+	total := 0
+	for _, b := range c.bodies {
+		total += len(b)
+	}
+	if c.size != total/len(c.bodies) {
+		t.Fatalf("size %d, mean %d", c.size, total/len(c.bodies))
+	}
+	// Within a session each request carries the one before it: its
+	// message list starts with the earlier list's messages.
+	first, second := gjson.GetBytes(c.bodies[0], "messages").Array(), gjson.GetBytes(c.bodies[1], "messages").Array()
+	if len(second) <= len(first) || second[len(first)-1].Raw != first[len(first)-1].Raw {
+		t.Fatalf("the second request does not extend the first (%d then %d messages)", len(first), len(second))
+	}
+	if err := (&cell{}).loadSession("no-such-file.jsonl"); err == nil {
+		t.Fatal("a missing file was accepted")
 	}
 }
