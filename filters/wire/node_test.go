@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolproc/toolproc/filters/jsonsafe"
 )
@@ -27,7 +28,25 @@ func FuzzUnquote(f *testing.F) {
 		if got := unquote(lit); got != want {
 			t.Fatalf("unquote(%q) = %q, encoding/json %q", lit, got, want)
 		}
+		// A text a block says it owns is not a view of its literal, and
+		// its buffer (the literal's length and a word) is not much larger.
+		b := TextBlock{Raw: lit}
+		text := b.Text()
+		if b.OwnsText() {
+			if len(text) > 0 && within(text, lit) {
+				t.Fatalf("OwnsText for a view of the literal %q", lit)
+			}
+			if n := len(text); len(lit)-2+8 > n+n/8+maxOwnedSlack {
+				t.Fatalf("OwnsText for %d bytes decoded from %d", n, len(lit)-2)
+			}
+		}
 	})
+}
+
+// within says whether s's bytes lie within outer's.
+func within(s, outer string) bool {
+	p, o := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(outer)))
+	return p >= o && p < o+uintptr(len(outer))
 }
 
 // BenchmarkUnquote decodes a tool output's literal (a line break every
