@@ -71,23 +71,25 @@ func (t *TextBlock) Text() string {
 		// otherwise a new buffer of len(body)+8 bytes holding a shorter
 		// text (every escape decodes to fewer bytes than it takes).
 		n := len(t.text)
-		t.owned = n < len(body) && len(body)+8 <= n+n/8+maxOwnedSlack
+		t.owned = n < len(body) && len(body)+8 <= n+n/16+maxOwnedSlack
 	}
 	return t.text
 }
 
-// maxOwnedSlack is what OwnsText allows a text's buffer to exceed it by
-// beyond an eighth, for short texts.
+// maxOwnedSlack is what OwnsText lets a short text's buffer exceed it by
+// beyond a sixteenth.
 const maxOwnedSlack = 64
 
-// OwnsText says whether Text's string is a buffer of its own, at most an
-// eighth larger than the text: the literal had escapes to decode, and not
-// so many that the buffer (sized to the literal) is much larger than the
-// text. Such a text may be kept as it is (shadow.PutOwned) once the
-// request is done. Any other text may be a view of the request body,
-// which the store must not pin or be handed, or may hold a buffer up to
-// six times its size (a literal of \u escapes), which the store would
-// keep while counting only the text. Call it after Text.
+// OwnsText says whether Text's string is a buffer of its own, at most a
+// sixteenth larger than the text: the literal had escapes to decode, but
+// not so many that the buffer (sized to the literal) is much larger than
+// the text. A tool output escapes a line break every few dozen bytes, 2 to
+// 4 % of it. Such a text may be kept as it is (shadow.PutOwned) once the
+// request is done: a memory store counts its length against its cap, and
+// holds at most a sixteenth more. Any other text may be a view of the
+// request body, which a store must neither pin nor be handed, or hold a
+// buffer up to six times its size (a literal of \u escapes). Call it after
+// Text.
 func (t *TextBlock) OwnsText() bool { return t.owned }
 
 // MaxLen bounds the decoded text's size in bytes without decoding it: an

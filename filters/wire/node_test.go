@@ -36,7 +36,7 @@ func FuzzUnquote(f *testing.F) {
 			if len(text) > 0 && within(text, lit) {
 				t.Fatalf("OwnsText for a view of the literal %q", lit)
 			}
-			if n := len(text); len(lit)-2+8 > n+n/8+maxOwnedSlack {
+			if n := len(text); len(lit)-2+8 > n+n/16+maxOwnedSlack {
 				t.Fatalf("OwnsText for %d bytes decoded from %d", n, len(lit)-2)
 			}
 		}
