@@ -189,6 +189,7 @@ COUNT ?= 6
 bench-speed:
 	$(GO) test -run='^$$' -bench='^Benchmark(Request|Rewrite|ScanOnly)$$' -benchmem -count=$(COUNT) ./extproc/
 	$(GO) test -run='^$$' -bench='^Benchmark(Check|CheckToolOutputs|Parse|Unquote)' -benchmem -count=$(COUNT) ./filters/jsonsafe/ ./filters/wire/
+	$(GO) test -run='^$$' -bench='^BenchmarkRewriteSession$$' -benchmem -count=$(COUNT) ./testenv/sessions/
 
 # Short fuzzing of every fuzz target (FUZZTIME each). -timeout=0: go test's
 # default 10-minute timeout would end a FUZZTIME=10m run as a failure.

@@ -184,7 +184,7 @@ func runPipeline(ctx context.Context, p *compiledProfile, store shadow.Store, en
 		filters = append(filters, cf)
 	}
 	if p.Clamp.Enabled {
-		clf := clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead)
+		clf := clamp.NewFilter(p.Clamp.ClampLimits()).WithReadKeep(clamp.Keep(p.Clamp.KeepReads), isFileRead).WithMemo(p.clampMemo)
 		if p.Clamp.Structural {
 			clf.WithCutter(compress.Cut)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"github.com/toolproc/toolproc/filters/clamp"
 	"github.com/toolproc/toolproc/filters/compress"
 	"github.com/toolproc/toolproc/filters/history"
 	"github.com/toolproc/toolproc/filters/shadow"
@@ -23,6 +24,17 @@ type compiledProfile struct {
 	name     string
 	compress shadow.CompressOptions
 	tiers    history.Options
+	// clampMemo remembers the clamp's cut of each result by its bytes,
+	// for this profile's limits (clamp.Memo).
+	clampMemo *clamp.Memo
+}
+
+// clampMemoBytes bounds each profile's clamp memo, per generation: a few
+// hundred large results cut to the default 51,200 bytes.
+const clampMemoBytes = 16 << 20
+
+func newCompiledProfile(name string, p *Profile, c compress.Completer) *compiledProfile {
+	return &compiledProfile{Profile: p, name: name, compress: compressOptions(p, c), tiers: tiersOptions(p), clampMemo: clamp.NewMemo(clampMemoBytes)}
 }
 
 func compileProfiles(cfg *Config, llm func(*Profile) compress.Completer) map[string]*compiledProfile {
@@ -32,7 +44,7 @@ func compileProfiles(cfg *Config, llm func(*Profile) compress.Completer) map[str
 		if llm != nil {
 			c = llm(p)
 		}
-		out[name] = &compiledProfile{Profile: p, name: name, compress: compressOptions(p, c), tiers: tiersOptions(p)}
+		out[name] = newCompiledProfile(name, p, c)
 	}
 	return out
 }

@@ -56,8 +56,7 @@ func NewRewriter(cfg *Config, profile string) (*Rewriter, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown profile %q (have %v)", profile, cfg.ProfileNames())
 	}
-	cp := &compiledProfile{Profile: p, name: profile, compress: compressOptions(p, nil), tiers: tiersOptions(p)}
-	return &Rewriter{cp: cp, store: shadow.NewMemory(shadow.MemoryOptions{})}, nil
+	return &Rewriter{cp: newCompiledProfile(profile, p, nil), store: shadow.NewMemory(shadow.MemoryOptions{})}, nil
 }
 
 // Rewrite rewrites one body sent to path. On any error the original body

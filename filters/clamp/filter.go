@@ -22,6 +22,8 @@ type Filter struct {
 	// position: a 200 KB pytest log reaches the model as its failures and
 	// summary, not as its first passing tests (issue 23).
 	cut Cutter
+	// memo, when set, remembers each result's clamp by its bytes.
+	memo *Memo
 }
 
 // minJSONBytes is the least a JSON block is given once text blocks used the
@@ -46,11 +48,18 @@ func (f *Filter) WithCutter(cut Cutter) *Filter {
 	return f
 }
 
+// WithMemo makes the clamp remember what it did to each result (see Memo);
+// m must serve this configuration only.
+func (f *Filter) WithMemo(m *Memo) *Filter {
+	f.memo = m
+	return f
+}
+
 // structural cuts r with the filter's Cutter when it is one text block
 // over the limits and not a file read (reads keep readKeep: an edit quotes
 // what the read showed). ok is false when it does not apply.
-func (f *Filter) structural(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report, bool) {
-	if f.cut == nil || len(r.Texts) != 1 || len(r.JSON) != 0 || f.isRead != nil && f.isRead(r.ToolName, r.Args) {
+func (f *Filter) structural(r *wire.ToolResult, lim Limits, read bool) ([]wire.Edit, Report, bool) {
+	if f.cut == nil || len(r.Texts) != 1 || len(r.JSON) != 0 || read {
 		return nil, Report{}, false
 	}
 	text := r.Texts[0].Text()
@@ -62,13 +71,30 @@ func (f *Filter) structural(r *wire.ToolResult, lim Limits) ([]wire.Edit, Report
 	return []wire.Edit{wire.SetString(r.Texts[0].Span, out)}, rep, true
 }
 
-// limitsFor returns the limits one result is clamped under.
-func (f *Filter) limitsFor(r *wire.ToolResult) Limits {
+// limitsFor returns the limits one result is clamped under, and whether
+// it is a file read.
+func (f *Filter) limitsFor(r *wire.ToolResult) (Limits, bool) {
 	lim := f.lim
-	if f.readKeep != "" && f.isRead != nil && f.isRead(r.ToolName, r.Args) {
+	read := f.isRead != nil && f.isRead(r.ToolName, r.Args)
+	if f.readKeep != "" && read {
 		lim.Keep = f.readKeep
 	}
-	return lim
+	return lim, read
+}
+
+// clampOne clamps r: structurally when the Cutter applies, else by lim's
+// Keep. keep names what was kept.
+func (f *Filter) clampOne(r *wire.ToolResult, lim Limits, read bool) (e []wire.Edit, rep Report, keep string) {
+	keep = string(lim.Keep)
+	if keep == "" {
+		keep = string(KeepHead)
+	}
+	e, rep, ok := f.structural(r, lim, read)
+	if ok {
+		return e, rep, "structural"
+	}
+	e, rep = Result(r, lim)
+	return e, rep, keep
 }
 
 // Name implements pipeline.Filter.
@@ -86,16 +112,24 @@ func (f *Filter) Rewrite(c *wire.Conversation) ([]wire.Edit, []pipeline.Change) 
 		if len(r.Texts) == 0 && len(r.JSON) == 0 || len(r.JSON) == 0 && surelyUnder(r.Texts, f.lim) {
 			continue
 		}
-		lim := f.limitsFor(r)
-		keep := lim.Keep
-		if keep == "" {
-			keep = KeepHead
-		}
-		e, rep, ok := f.structural(r, lim)
-		if ok {
-			keep = "structural"
+		lim, read := f.limitsFor(r)
+		var (
+			e    []wire.Edit
+			rep  Report
+			keep string
+		)
+		if f.memo == nil {
+			e, rep, keep = f.clampOne(r, lim, read)
 		} else {
-			e, rep = Result(r, lim)
+			k := f.memo.key(r, lim, read, f.cut != nil)
+			if c, ok := f.memo.m.Lookup(k); ok {
+				e, rep, keep = c.editsFor(r), c.rep, c.keep
+			} else {
+				e, rep, keep = f.clampOne(r, lim, read)
+				if c, ok := remember(r, e, rep, keep); ok {
+					f.memo.m.Add(k, c)
+				}
+			}
 		}
 		edits = append(edits, e...)
 		if !rep.Changed {
