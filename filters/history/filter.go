@@ -388,26 +388,45 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		// the next request must replay them the same. The newest results
 		// are never cut anyway (keep_recent >= 1).
 		r := &c.Results[i]
-		ex := exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: wire.ArgsObject(r.Args), isError: r.IsError}
+		// The exchange is built only when a summary is not remembered
+		// (summaryCache): on later turns every text of an old result is.
+		var ex exchange
+		built := false
+		build := func() *exchange {
+			if !built {
+				ex = exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: wire.ArgsObject(r.Args), isError: r.IsError}
+				built = true
+			}
+			return &ex
+		}
 		var rw rewrite
-		before, after := 0, 0
+		before, after, lines := 0, 0, 0
+		var category Category
 		for k := range r.Texts {
 			t := &r.Texts[k]
 			// The text's facts come from its literal when this result was
 			// summarised on an earlier turn: no decoding (shadow.FactsOf).
 			tf := shadow.FactsOf(t)
-			ex.text, ex.textLen, ex.lines = t.Text, tf.Len, tf.Lines
+			lines = tf.Lines
 			id, hint := f.refOf(tf.Sum)
-			ex.sum = &tf.Sum
-			s := summarizeResult(ex, hint)
-			e := wire.SetString(t.Span, s)
+			key := summaryKey(r.ToolName, r.Args, r.IsError, &tf.Sum, hint)
+			se, ok := summaryCache.Lookup(key)
+			if !ok {
+				ex := build()
+				ex.text, ex.textLen, ex.lines = t.Text, tf.Len, tf.Lines
+				ex.sum = &tf.Sum
+				se = summaryEdit{edit: wire.SetString(t.Span, summarizeResult(*ex, hint)), category: ex.category}
+				summaryCache.Add(key, se)
+			}
+			e := se.edit.WithSpan(t.Span)
+			category = se.category
 			if len(e.Raw) >= t.Span.End-t.Span.Start {
 				continue // already short: a summary would not save anything
 			}
 			rw.edits = append(rw.edits, e)
 			rw.kept = append(rw.kept, keptValue{id: id, block: t})
 			before += tf.Len
-			after += len(s)
+			after += len(e.Text)
 			rw.saved += t.Span.End - t.Span.Start - len(e.Raw)
 		}
 		for _, j := range r.JSON {
@@ -417,16 +436,18 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			if !gjson.Parse(j.Raw).IsObject() {
 				continue
 			}
+			ex := build()
 			// The summary reads the object's longest string (the output
 			// itself); the original kept is the whole object.
 			ex.setText(longestString(j.Raw))
 			ex.sum = nil // the original kept is the object, not this text
+			lines, category = ex.lines, ex.category
 			id, hint := f.ref(j.Raw)
 			key := `{"output":`
 			if r.IsError {
 				key = `{"error":`
 			}
-			s := summarizeResult(ex, hint)
+			s := summarizeResult(*ex, hint)
 			raw := append([]byte(key), wire.QuoteString(s)...)
 			raw = append(raw, '}')
 			if len(raw) >= len(j.Raw) {
@@ -441,7 +462,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		if len(rw.edits) == 0 {
 			continue
 		}
-		rw.change = resultChange(r, before, after, ex.lines, 1, string(ex.category))
+		rw.change = resultChange(r, before, after, lines, 1, string(category))
 		g.saved += rw.saved
 		out = append(out, rw)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -553,5 +554,57 @@ func TestRepeatedSummariesReadNoText(t *testing.T) {
 				t.Fatalf("result %d: summarised again by decoding its text", i)
 			}
 		}
+	}
+}
+
+// TestRememberedSummariesPerTenant: a summary remembered for one caller
+// (summaryCache) is never another's: each tenant's summaries name its own
+// shadow ids, a request that cannot keep originals says so, and the first
+// tenant's next request is its first byte for byte.
+func TestRememberedSummariesPerTenant(t *testing.T) {
+	outs := results(12, 6000, func(i int) bool { return i%3 == 0 })
+	outs[1] += "\nunique to TestRememberedSummariesPerTenant\n"
+	body := wiretest.Request(wire.OpenAIChat, outs...)
+	store := shadow.NewMemory(shadow.MemoryOptions{})
+	defer store.Close()
+	keys := shadow.NewKeyring([]byte("secret"))
+	opts := Options{TriggerTokens: len(body) / 4 / 2, TargetTokens: len(body) / 4 / 5, CostModel: CostNone}
+	env := func(tenant string) Env {
+		return Env{Ctx: context.Background(), Store: store, Tenant: tenant, Keys: keys}
+	}
+	idsIn := func(out []byte) map[string]bool {
+		ids := map[string]bool{}
+		for _, m := range regexp.MustCompile(`\{\\"id\\":\\"([^\\"]+)\\"\}`).FindAllSubmatch(out, -1) {
+			ids[string(m[1])] = true
+		}
+		return ids
+	}
+	first, f := runTiers(t, wire.OpenAIChat, body, opts, env("t1"))
+	if f.Stats.Summarized == 0 || len(idsIn(first)) == 0 {
+		t.Fatalf("nothing summarised with a reference: %+v", f.Stats)
+	}
+	other, _ := runTiers(t, wire.OpenAIChat, body, opts, env("t2"))
+	for id := range idsIn(other) {
+		if idsIn(first)[id] {
+			t.Fatalf("tenant t2's summaries name t1's id %s", id)
+		}
+		if _, err := store.Get(context.Background(), "t2", shadow.Original, id); err != nil {
+			t.Fatalf("t2's id %s: %v", id, err)
+		}
+	}
+	if len(idsIn(other)) != len(idsIn(first)) {
+		t.Fatalf("t2 has %d ids, t1 %d", len(idsIn(other)), len(idsIn(first)))
+	}
+	// No store: originals cannot be kept, and the summaries say so (the
+	// tiers act only when the window forces it, so force the cut).
+	noKeep := opts
+	noKeep.Force = true
+	bare, _ := runTiers(t, wire.OpenAIChat, body, noKeep, Env{Ctx: context.Background()})
+	if len(idsIn(bare)) != 0 || !bytes.Contains(bare, []byte(strings.TrimPrefix(notKeptHint, "; "))) {
+		t.Fatal("a request that keeps no original got a remembered summary with an id")
+	}
+	again, _ := runTiers(t, wire.OpenAIChat, body, opts, env("t1"))
+	if !bytes.Equal(again, first) {
+		t.Fatal("t1's next request differs from its first")
 	}
 }
