@@ -29,9 +29,10 @@ type compiledProfile struct {
 	clampMemo *clamp.Memo
 }
 
-// clampMemoBytes bounds each profile's clamp memo, per generation: a few
-// hundred large results cut to the default 51,200 bytes.
-const clampMemoBytes = 16 << 20
+// clampMemoBytes bounds each profile's clamp memo, per generation: about
+// eighty large results cut to the default 51,200 bytes (each held as its
+// literal and its text), or tens of thousands left whole.
+const clampMemoBytes = 8 << 20
 
 func newCompiledProfile(name string, p *Profile, c compress.Completer) *compiledProfile {
 	return &compiledProfile{Profile: p, name: name, compress: compressOptions(p, c), tiers: tiersOptions(p), clampMemo: clamp.NewMemo(clampMemoBytes)}
