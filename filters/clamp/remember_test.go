@@ -103,3 +103,49 @@ func TestMemoSameEdits(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMemo: for any result text, tool and limits, a clamp that remembers
+// writes what one that does not writes, on the request that taught it and
+// on a later one where the result sits elsewhere.
+func FuzzMemo(f *testing.F) {
+	fuzzSeeds(f, func(s string) {
+		f.Add(s, "Read", uint16(300), uint8(10), uint8(2))
+		f.Add(s, "Bash", uint16(40), uint8(3), uint8(1))
+	})
+	f.Fuzz(func(t *testing.T, text, tool string, maxBytes uint16, maxLines uint8, keep uint8) {
+		lim := fuzzLimits(maxBytes, maxLines, keep)
+		if lim.Validate() != nil {
+			lim.MaxBytes, lim.MaxLines = max(lim.MaxBytes, MinMaxBytes), max(lim.MaxLines, MinMaxLines)
+		}
+		isRead := func(tool, _ string) bool { return tool == "Read" }
+		cutter := func(text, _, _ string, aim int) (string, bool) {
+			if len(text) < 2 {
+				return "", false
+			}
+			return "[cut]" + text[len(text)/2:len(text)/2+1], true
+		}
+		m := NewMemo(1 << 20)
+		for _, lead := range []string{"", "an earlier turn"} {
+			msgs := []any{map[string]any{"role": "user", "content": lead + "go"},
+				map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": tool, "arguments": "{}"}}}},
+				map[string]any{"role": "tool", "tool_call_id": "c1", "content": text}}
+			body, err := json.Marshal(map[string]any{"model": "m", "messages": msgs})
+			if err != nil {
+				return
+			}
+			run := func(m *Memo) ([]wire.Edit, []pipeline.Change) {
+				c, err := wire.Parse(wire.OpenAIChat, body)
+				if err != nil {
+					t.Skip(err)
+				}
+				return NewFilter(lim).WithReadKeep(KeepHeadTail, isRead).WithCutter(cutter).WithMemo(m).Rewrite(c)
+			}
+			wantE, wantC := run(nil)
+			gotE, gotC := run(m)
+			if !slices.EqualFunc(gotE, wantE, func(a, b wire.Edit) bool { return a.Span == b.Span && a.Raw == b.Raw }) ||
+				!slices.EqualFunc(gotC, wantC, func(a, b pipeline.Change) bool { return a == b }) {
+				t.Fatalf("lead %q: the remembered clamp differs", lead)
+			}
+		}
+	})
+}
