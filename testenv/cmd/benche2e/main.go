@@ -242,29 +242,16 @@ func run(o options) error {
 			}
 		}
 		for _, c := range cells {
-			if c.turns {
-				r := env.measure(env.url(ci), c)
-				results[c] = addResult(results[c], ci, r)
-				fmt.Fprintf(os.Stderr, "%-30s %-7s %-8s c=%-2d p50 %8.2f ms  p99 %8.2f ms  errors %d\n", cfg, c.name, caseName(c), c.conc, ms(r.p50), ms(r.p99), r.errors)
-				continue
-			}
-			c.bodies = c.bodies[:0]
-			for i := range c.count {
-				tag := "warm"
-				if c.fresh {
-					nonce++
-					tag = strconv.Itoa(nonce)
-				} else if i > 0 {
-					c.bodies = append(c.bodies, c.bodies[0])
-					continue
-				}
-				c.bodies = append(c.bodies, bb.Body(c.size, tag))
-			}
 			url := env.url(ci)
-			// One warm-up request per cell, not counted: the repeated
-			// case measures the warm path.
-			if _, err := post(url, c.bodies[0]); err != nil {
-				return fmt.Errorf("%s: %w", cfg, err)
+			if !c.turns { // the session cell's bodies are its requests, sent cold
+				if err := c.build(bb, &nonce); err != nil {
+					return err
+				}
+				// One warm-up request per cell, not counted: the repeated
+				// case measures the warm path.
+				if _, err := post(url, c.bodies[0]); err != nil {
+					return fmt.Errorf("%s: %w", cfg, err)
+				}
 			}
 			r := env.measure(url, c)
 			results[c] = addResult(results[c], ci, r)
@@ -274,6 +261,27 @@ func run(o options) error {
 	printTables(cells, results, env)
 	if o.load {
 		return runLoad(o, env, bb)
+	}
+	return nil
+}
+
+// build makes c's bodies for one round: the same body count times, or a
+// new one each time (nonce numbers them across the whole run).
+func (c *cell) build(bb *benchbody.Builder, nonce *int) error {
+	c.bodies = c.bodies[:0]
+	for i := range c.count {
+		tag := "warm"
+		if c.fresh {
+			*nonce++
+			tag = strconv.Itoa(*nonce)
+		} else if i > 0 {
+			c.bodies = append(c.bodies, c.bodies[0])
+			continue
+		}
+		c.bodies = append(c.bodies, bb.Body(c.size, tag))
+	}
+	if len(c.bodies) == 0 {
+		return fmt.Errorf("cell %s: no bodies", c.name)
 	}
 	return nil
 }
