@@ -392,13 +392,6 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		// (summaryCache): on later turns every text of an old result is.
 		var ex exchange
 		built := false
-		build := func() *exchange {
-			if !built {
-				ex = exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: wire.ArgsObject(r.Args), isError: r.IsError}
-				built = true
-			}
-			return &ex
-		}
 		var rw rewrite
 		before, after, lines := 0, 0, 0
 		var category Category
@@ -412,10 +405,12 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			key := summaryKey(r.ToolName, r.Args, r.IsError, &tf.Sum, hint)
 			se, ok := summaryCache.Lookup(key)
 			if !ok {
-				ex := build()
+				if !built {
+					ex, built = exchangeOf(r), true
+				}
 				ex.text, ex.textLen, ex.lines = t.Text, tf.Len, tf.Lines
 				ex.sum = &tf.Sum
-				se = summaryEdit{edit: wire.SetString(t.Span, summarizeResult(*ex, hint)), category: ex.category}
+				se = summaryEdit{edit: wire.SetString(t.Span, summarizeResult(ex, hint)), category: ex.category}
 				summaryCache.Add(key, se)
 			}
 			e := se.edit.WithSpan(t.Span)
@@ -436,7 +431,9 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			if !gjson.Parse(j.Raw).IsObject() {
 				continue
 			}
-			ex := build()
+			if !built {
+				ex, built = exchangeOf(r), true
+			}
 			// The summary reads the object's longest string (the output
 			// itself); the original kept is the whole object.
 			ex.setText(longestString(j.Raw))
@@ -447,7 +444,7 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 			if r.IsError {
 				key = `{"error":`
 			}
-			s := summarizeResult(*ex, hint)
+			s := summarizeResult(ex, hint)
 			raw := append([]byte(key), wire.QuoteString(s)...)
 			raw = append(raw, '}')
 			if len(raw) >= len(j.Raw) {
@@ -467,6 +464,12 @@ func (f *Filter) rewriteGroup(c *wire.Conversation, g *group, calls []int) []rew
 		out = append(out, rw)
 	}
 	return out
+}
+
+// exchangeOf is what a summary of r's texts starts from: the call's
+// category and arguments, and whether it reported an error.
+func exchangeOf(r *wire.ToolResult) exchange {
+	return exchange{category: Categorize(r.ToolName, r.Args), tool: r.ToolName, args: wire.ArgsObject(r.Args), isError: r.IsError}
 }
 
 // ref returns the shadow id and the expand hint for an original, or two

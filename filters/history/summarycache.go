@@ -2,6 +2,7 @@ package history
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"hash/maphash"
 
 	"github.com/toolproc/toolproc/filters/memo"
@@ -45,9 +46,7 @@ func summaryKey(tool, args string, isError bool, sum *[sha256.Size]byte, hint st
 // one.
 func writeLen(h *maphash.Hash, s string) {
 	var n [8]byte
-	for i, v := 0, len(s); i < 8; i, v = i+1, v>>8 {
-		n[i] = byte(v)
-	}
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
 	_, _ = h.Write(n[:])
 	_, _ = h.WriteString(s)
 }
