@@ -207,7 +207,8 @@ func (k Keyring) id(tenant string, sum [sha256.Size]byte) string {
 }
 
 // ReadOnlyBytes is s as a byte slice without a copy, for the hashes and
-// store writes that only read it (a store copies what it keeps): a result's
+// store writes that only read it (a store copies what it keeps, unless
+// PutOwned hands it a text that owns its buffer): a result's
 // text is tens of kilobytes, and the copies were a measurable part of a
 // request whose results were all cached. Never write to it.
 func ReadOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

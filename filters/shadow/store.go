@@ -62,8 +62,9 @@ type Adopter interface {
 
 // PutOwned puts value, handing it over when owned and the store can take
 // it (Adopter): a memory store then keeps the caller's buffer instead of a
-// copy. The originals of a new request's results are most of what it puts,
-// and copying them was a twentieth of its CPU (issue 23).
+// copy. The originals of a new request's results are most of what it
+// puts: handing them over took a new 1 MB request from 3.3 to 2.3 MB
+// allocated and 2 to 4 % of its CPU end to end (issue 23).
 func PutOwned(ctx context.Context, s Store, tenant string, kind Kind, key string, value []byte, owned bool) error {
 	if a, ok := s.(Adopter); ok && owned {
 		return a.Adopt(ctx, tenant, kind, key, value)
