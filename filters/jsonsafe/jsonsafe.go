@@ -335,8 +335,32 @@ func Unescape(s string) string {
 	n := copy(out, s[:k])
 	i := k
 	p := unsafe.Pointer(unsafe.StringData(s))
-	for i < len(s) {
-		// s[i] is a backslash.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// One loop copies the runs eight bytes at a time and decodes the
+	// escape that ends each: a tool output escapes a line break every few
+	// dozen bytes, where a call per run (IndexByte and memmove, or a
+	// helper's loop) cost more than the run (issue 23's CPU goal).
+	for {
+		for i+8 <= len(s) {
+			x := *(*uint64)(unsafe.Add(p, i)) // little-endian, unaligned: amd64 and arm64 allow it
+			_ = out[n+7]                      // the store below stays inside out
+			*(*uint64)(unsafe.Pointer(&out[n])) = x
+			q := x ^ (ones * '\\')
+			if hit := (q - ones) &^ q & highs; hit != 0 {
+				z := bits.TrailingZeros64(hit) / 8
+				i, n = i+z, n+z
+				goto escape
+			}
+			i, n = i+8, n+8
+		}
+		for i < len(s) && s[i] != '\\' {
+			out[n] = s[i]
+			i, n = i+1, n+1
+		}
+		if i == len(s) {
+			break
+		}
+	escape: // s[i] is a backslash
 		if i+1 == len(s) {
 			out[n] = '\\'
 			n++
@@ -357,40 +381,13 @@ func Unescape(s string) string {
 			r, used := unicodeEscape(s[i:])
 			n += utf8.EncodeRune(out[n:], r)
 			i += used
-			n, i = copyPlain(out, n, s, p, i)
 			continue
 		default: // '"', '\\', '/'
 			out[n] = c
 		}
 		n, i = n+1, i+2
-		n, i = copyPlain(out, n, s, p, i)
 	}
 	return unsafe.String(unsafe.SliceData(out), n)
-}
-
-// copyPlain copies s from i up to its next backslash (or its end) to out
-// at n, eight bytes at a time with skipPlain's SWAR test, and returns both
-// positions after the run. A tool output escapes a line break every few
-// dozen bytes, where a call to IndexByte and one to memmove per run cost
-// more than the run (issue 23's CPU goal).
-func copyPlain(out []byte, n int, s string, p unsafe.Pointer, i int) (int, int) {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for i+8 <= len(s) {
-		x := *(*uint64)(unsafe.Add(p, i)) // little-endian, unaligned: amd64 and arm64 allow it
-		_ = out[n+7]                      // the store below stays inside out
-		*(*uint64)(unsafe.Pointer(&out[n])) = x
-		q := x ^ (ones * '\\')
-		if hit := (q - ones) &^ q & highs; hit != 0 {
-			z := bits.TrailingZeros64(hit) / 8
-			return n + z, i + z
-		}
-		i, n = i+8, n+8
-	}
-	for i < len(s) && s[i] != '\\' {
-		out[n] = s[i]
-		i, n = i+1, n+1
-	}
-	return n, i
 }
 
 // unicodeEscape decodes the \uXXXX escape (and its low surrogate, when it

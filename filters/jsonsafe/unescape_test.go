@@ -1,6 +1,9 @@
 package jsonsafe
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -78,4 +81,24 @@ func FuzzUnescape(f *testing.F) {
 			t.Fatalf("Unescape(%q) = %q, want %q", s, got, want)
 		}
 	})
+}
+
+// BenchmarkUnescape decodes the literals of real tool outputs (the samples
+// in ../compress/testdata, JSON-quoted as a request carries them): a line
+// break escaped every few dozen bytes, tabs and quotes in code.
+func BenchmarkUnescape(b *testing.B) {
+	for _, name := range []string{"claude_read.txt", "pytest_failures.log", "grep_hits.txt", "git_patch.diff"} {
+		raw, err := os.ReadFile(filepath.Join("..", "compress", "testdata", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		q, _ := json.Marshal(string(raw))
+		lit := string(q[1 : len(q)-1])
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(lit)))
+			for b.Loop() {
+				Unescape(lit)
+			}
+		})
+	}
 }
