@@ -137,6 +137,8 @@ var sourceSet = map[string]string{
 	"codex-cli-openprintkit": "tuning", // Codex CLI 0.34 rollouts committed under .codex/sessions, Monotoba/OpenPrintKit (Python 3D-printer profile kit: pytest, sed -n reads, git, GitHub Actions API)
 	// Round 22, placed in the tuning set (the round's first finished source) before any of its outputs was compressed.
 	"claude-code-sandcastle": "tuning", // Claude Code 2.1 native transcripts, thieso2/Sandcastle (Ruby on Rails app with a Go CLI and shell installer: bin/rails test, docker, go build, git, gh)
+	// Round 23, placed in the tuning set (the round's only source) before any of its outputs was compressed.
+	"claude-code-portcli": "tuning", // Claude Code 2.1 native transcripts, port-experimental/port-cli (Go CLI for the Port developer portal: go test, make, gh PR reviews, git)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -183,6 +185,7 @@ var sessionAgents = map[string]string{
 	"claude-code-forge":              "claude-code-forge",
 	"codex-cli-openprintkit":         "codex-cli-openprintkit",
 	"claude-code-sandcastle":         "claude-code-sandcastle",
+	"claude-code-portcli":            "claude-code-portcli",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
