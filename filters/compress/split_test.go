@@ -139,6 +139,8 @@ var sourceSet = map[string]string{
 	"claude-code-sandcastle": "tuning", // Claude Code 2.1 native transcripts, thieso2/Sandcastle (Ruby on Rails app with a Go CLI and shell installer: bin/rails test, docker, go build, git, gh)
 	// Round 23, placed in the tuning set (the round's only source) before any of its outputs was compressed.
 	"claude-code-portcli": "tuning", // Claude Code 2.1 native transcripts, port-experimental/port-cli (Go CLI for the Port developer portal: go test, make, gh PR reviews, git)
+	// Round 24 (helper B), placed in the test set before any of its outputs was compressed.
+	"claude-code-agentswarm": "test", // Claude Code 2.1 native transcripts, desplega-ai/agent-swarm (TypeScript multi-agent orchestrator on Bun: bun test, tsc, biome, docker, git, gh)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -186,6 +188,7 @@ var sessionAgents = map[string]string{
 	"codex-cli-openprintkit":         "codex-cli-openprintkit",
 	"claude-code-sandcastle":         "claude-code-sandcastle",
 	"claude-code-portcli":            "claude-code-portcli",
+	"claude-code-agentswarm":         "claude-code-agentswarm",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -285,7 +288,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
-			"claude-code-forge":
+			"claude-code-forge", "claude-code-agentswarm":
 			field = append(field, s)
 		}
 	}
