@@ -69,14 +69,13 @@ func TestQualityLocationCeiling(t *testing.T) {
 			samples []sample
 		}{{"TEST", test}, {"tuning", tuning}} {
 			fit, all := locationCeiling(set.samples, ratio)
-			var sFit, sAll int
 			var searches []sample
 			for _, s := range set.samples {
 				if s.kind == KindSearch {
 					searches = append(searches, s)
 				}
 			}
-			sFit, sAll = locationCeiling(searches, ratio)
+			sFit, sAll := locationCeiling(searches, ratio)
 			t.Logf("%-6s %2gx: a bare list within the aim holds at most %5.1f%% of file:line facts (%d of %d); in searches %5.1f%% (%d of %d)",
 				set.name, ratio, 100*float64(fit)/float64(max(all, 1)), fit, all, 100*float64(sFit)/float64(max(sAll, 1)), sFit, sAll)
 		}
