@@ -60,9 +60,7 @@ func TestQualityLocationCeiling(t *testing.T) {
 	if raceEnabled {
 		t.Skip("figures come from the run without -race")
 	}
-	shared := present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })
-	shared = append(shared, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
-	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), shared...), 2000))
+	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), sharedRecords(t)...), 2000))
 	for _, ratio := range []float64{4, 10} {
 		for _, set := range []struct {
 			name    string

@@ -19,8 +19,7 @@ func TestQualityKeylessClamp(t *testing.T) {
 		t.Skip("figures come from the run without -race")
 	}
 	recs := loadHeldOutSessions(t)
-	recs = append(recs, present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })...)
-	recs = append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
+	recs = append(recs, sharedRecords(t)...)
 	lim := clamp.Limits{MaxBytes: clamp.DefaultMaxBytes, MaxLines: clamp.DefaultMaxLines}
 	var over []record
 	for _, r := range recs {

@@ -276,8 +276,7 @@ func TestSourceReadsDetectAsReads(t *testing.T) {
 		t.Skip("reads every session")
 	}
 	recs := loadHeldOutSessions(t)
-	recs = append(recs, present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })...)
-	recs = append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
+	recs = append(recs, sharedRecords(t)...)
 	reads := 0
 	for _, r := range recs {
 		h := r.hint()

@@ -255,6 +255,13 @@ func loadHeldOutSessions(t testing.TB) []record {
 	return recs
 }
 
+// sharedRecords is the shared corpus's records and the shared sessions'
+// outputs, each when it sits beside the repository (present).
+func sharedRecords(t *testing.T) []record {
+	recs := present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })
+	return append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
+}
+
 // present runs a loader that skips when its data is absent (the shared
 // corpus and sessions beside the repository) and returns nothing instead.
 func present(t *testing.T, load func(testing.TB) []record) []record {
@@ -276,8 +283,7 @@ func TestQualitySplit(t *testing.T) {
 	if raceEnabled {
 		t.Skip("figures come from the run without -race")
 	}
-	shared := present(t, func(t testing.TB) []record { return loadRecords(t, corpusDir+"/records.jsonl") })
-	shared = append(shared, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
+	shared := sharedRecords(t)
 	_, before := splitSamples(t, prepare(shared, 2000))
 	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), shared...), 2000))
 	var field []sample
