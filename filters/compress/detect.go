@@ -67,6 +67,14 @@ func detect(text string, hint Hint, mayStop bool, notes *lineNotes) Kind {
 		if s(wantList).listing() && contains(editorTools, strings.ToLower(hint.ToolName)) {
 			return KindDirListing // the editor's view of a directory
 		}
+		// A command's output saved to a file and read back (Claude
+		// Code's .output of a background task, a build.log) is the
+		// command's output behind the read's line numbers: a traceback,
+		// a log or a failed build's text, kept as such. Read as a file
+		// it kept its head, tail and names, and lost its error lines.
+		if readsOutputFile(hint) {
+			return s(wantAll).outputKind()
+		}
 		return KindFileRead
 	case KindSearch:
 		// One hit settles it, so the scan stops at the first. It is only
@@ -101,9 +109,10 @@ func detect(text string, hint Hint, mayStop bool, notes *lineNotes) Kind {
 		}
 	case KindFileRead:
 		if readsOutputFile(hint) {
-			// A shell's read of a saved run (tail -n 80 build.log): its
-			// lines are the command's, and say what kind they are.
-			break
+			// A shell's read of a saved run (tail -n 80 build.log, nl
+			// -ba run.out): its lines are the command's, and say what
+			// kind they are.
+			return s(wantAll).outputKind()
 		}
 		if !s(wantTest).isTest() && !s(0).isDiff() {
 			return KindFileRead

@@ -40,6 +40,13 @@ func TestDetect(t *testing.T) {
 		{"openclaw read", "package a\n", Hint{ToolName: "read"}, KindFileRead},
 		{"read of a JSON file", jsonOut, Hint{ToolName: "read_file"}, KindJSON},
 		{"read of a junit report", junit, Hint{ToolName: "Read"}, KindTestLog},
+		// A command's output saved to a file and read back is the
+		// command's output behind the read's numbers.
+		{"Read of a background task's traceback", numbered(pyTB), Hint{ToolName: "Read", Args: `{"file_path":"/tmp/claude/tasks/b1.output"}`}, KindTraceback},
+		{"Read of a saved log", numbered(logOut), Hint{ToolName: "Read", Args: `{"file_path":"/tmp/server.log"}`}, KindLog},
+		{"Read of a source file with a traceback in it", numbered(pyTB), Hint{ToolName: "Read", Args: `{"file_path":"/repo/notes.py"}`}, KindFileRead},
+		{"Read of a file without an extension", numbered(logOut), Hint{ToolName: "Read", Args: `{"file_path":"/repo/Procfile"}`}, KindFileRead},
+		{"nl -ba of a saved run", strings.ReplaceAll(numbered(pyTB), "→", "\t"), bash("nl -ba /tmp/run.out"), KindTraceback},
 		{"claude Grep", grepOut, Hint{ToolName: "Grep", Args: `{"pattern":"A"}`}, KindSearch},
 		{"copilot grep_search", grepOut, Hint{ToolName: "grep_search"}, KindSearch},
 		{"claude Glob", pathsOut, Hint{ToolName: "Glob"}, KindDirListing},
@@ -113,6 +120,15 @@ func TestDetect(t *testing.T) {
 
 // TestDetectCorpusFormats checks detection against the format labels of the
 // shared corpus, where it is present.
+// numbered is text as Claude Code's Read tool prints a file.
+func numbered(text string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		fmt.Fprintf(&b, "%6d→%s\n", i+1, l)
+	}
+	return b.String()
+}
+
 func TestDetectCorpusFormats(t *testing.T) {
 	recs := loadRecords(t, corpusDir+"/records.jsonl")
 	want := map[string]Kind{

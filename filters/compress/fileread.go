@@ -94,17 +94,17 @@ func selectFileRead(p *plan) {
 			marks = append(marks, i)
 		}
 		if p.readReport {
-			// A test run saved to a file and read back (a .log, a
-			// .txt, Claude Code's .output of a background task, a CI
-			// job's log fetched to a file of any name) is read as a
-			// file when too little of it looks like a test log; its
-			// summary and failing tests still say how the run went.
-			// Only such files, and files without an extension
-			// (readsOutcome): in code `ok = True`, and in a plan "8
-			// pending todo(s):", are not summaries. Reading all but
-			// source code would keep a plan's lines, for 0.5 % more
-			// of the summaries a note quotes; files without an
-			// extension hold CI logs fetched to disk (issue 23).
+			// A run saved to a file and read back is read as the
+			// output it holds when the file has an output's extension
+			// (.log, .txt, .out, .output: detect); one without an
+			// extension (a CI job's log fetched to disk), or a saved
+			// output a caller compresses as a read, is read as a file,
+			// and its summary and failing tests still say how the run
+			// went. Only such files (readsOutcome): in code `ok =
+			// True`, and in a plan "8 pending todo(s):", are not
+			// summaries. Reading all but source code would keep a
+			// plan's lines, for 0.5 % more of the summaries a note
+			// quotes (issue 23).
 			if sl.mayBeSummary() && isSummaryLine(code) || sl.mayBeFailingTest() && isFailingTest(code) {
 				outcomes = append(outcomes, i)
 			}

@@ -349,6 +349,14 @@ func (s scanStats) kind() Kind {
 	return KindText
 }
 
+// outputKind is kind for the lines of a command's saved output read back
+// with a read tool or `cat -n`: the numbers are the read's, not the
+// output's, so numbered lines do not make it a file read.
+func (s scanStats) outputKind() Kind {
+	s.numbered = 0
+	return s.kind()
+}
+
 // numbering is how a file read numbers its lines.
 type numbering uint8
 
