@@ -274,6 +274,15 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			return finish(KindJSON, text, header+out, omitted)
 		}
 	}
+	if head, body, tail, ok := harnessTags(text); ok {
+		// The output inside a harness's tags (Claude Code's TaskOutput)
+		// is compressed as the output it is, within what the tags leave
+		// of the aim.
+		inner := s
+		inner.opts.TargetBytes = max(s.opts.TargetBytes-len(head)-len(tail), MinTargetBytes)
+		out, rep := inner.Compress(body, hint)
+		return finish(rep.Kind, text, head+out+tail, rep.Omitted)
+	}
 	if s.unnoted {
 		return s.compressAs(text, hint, Detect(text, hint))
 	}

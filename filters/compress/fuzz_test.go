@@ -114,6 +114,12 @@ func FuzzStructural(f *testing.F) {
 		"FAILED tests/test_a.py::test_y - AssertionError\n=== 1 failed, 40 passed in 0.3s ===\n", "exec_command", `"{\"cmd\":\"pytest tests/test_a.py\"}"`, 300)
 	// A harness's header over a shell result in JSON (harnessJSON).
 	f.Add("Script completed\nWall time 9.9 seconds\nOutput:\n{\"exit_code\":1,\"output\":\""+strings.Repeat("test a::b ... ok\\n", 60)+"test result: FAILED. 59 passed; 1 failed\\n\"}", "exec", `{"input":"tools.exec_command({cmd:\"cargo test\"})"}`, 300)
+	// Claude Code's TaskOutput and BashOutput: an output in tags
+	// (harnessTags), and a read back of a saved output (outputKind).
+	f.Add("<retrieval_status>success</retrieval_status>\n\n<task_id>b1</task_id>\n\n<status>completed</status>\n\n<exit_code>1</exit_code>\n\n<output>\n"+
+		strings.Repeat("tests/test_a.py::test_x PASSED\n", 40)+"FAILED tests/test_a.py::test_y\n=== 1 failed, 40 passed in 0.3s ===\n</output>", "TaskOutput", `{"task_id":"b1"}`, 300)
+	f.Add("<status>completed</status>\n\n<stdout>\n"+strings.Repeat("x\n", 300)+"</stdout>\n\n<timestamp>t</timestamp>", "BashOutput", `{"bash_id":"b1"}`, 200)
+	f.Add(strings.Repeat("     1→2026-01-01 10:00:00 INFO ok\n", 60)+"    61→Traceback (most recent call last):\n    62→ValueError: x\n", "Read", `{"file_path":"/tmp/tasks/b1.output"}`, 300)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
 		// pass-through of small outputs.

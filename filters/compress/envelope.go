@@ -1,0 +1,73 @@
+package compress
+
+import "strings"
+
+// harnessTags splits a tool result that wraps a command's output in tag
+// lines into the tags before it, the output, and the tags after it: Claude
+// Code's TaskOutput (`<retrieval_status>`, `<task_id>`, `<task_type>`,
+// `<status>`, `<exit_code>`, then the output between `<output>` and
+// `</output>`) and the BashOutput it replaced (`<stdout>` … `</stdout>`,
+// then `<timestamp>`). The output is read as the command's output it is: its
+// last line is the run's summary, not the closing tag, and its kind is its
+// own. ok is false for any other text, and when the output is under three
+// quarters of it.
+func harnessTags(text string) (head, body, tail string, ok bool) {
+	at := 0
+	for n := 0; n < maxEnvelopeLines && at < len(text); n++ {
+		i := strings.IndexByte(text[at:], '\n')
+		if i < 0 || i > maxHarnessLine {
+			return "", "", "", false
+		}
+		l := strings.TrimSuffix(text[at:at+i], "\r")
+		switch {
+		case l == "":
+		case l == "<output>" || l == "<stdout>":
+			closing := "</" + l[1:]
+			start := at + i + 1
+			end := strings.LastIndex(text[start:], closing)
+			if end < 0 {
+				return "", "", "", false
+			}
+			end += start
+			if (end-start)*4 < len(text)*3 || !onlyTagLines(text[end+len(closing):]) {
+				return "", "", "", false
+			}
+			return text[:start], text[start:end], text[end:], true
+		case isTagLine(l):
+		default:
+			return "", "", "", false
+		}
+		at += i + 1
+	}
+	return "", "", "", false
+}
+
+// maxEnvelopeLines bounds the tag lines harnessTags reads before the
+// output: TaskOutput has five tags and the blank lines between them.
+const maxEnvelopeLines = 16
+
+// isTagLine matches a line that is one element with a short value:
+// `<status>completed</status>`.
+func isTagLine(l string) bool {
+	if len(l) < 7 || l[0] != '<' || l[len(l)-1] != '>' {
+		return false
+	}
+	end := strings.IndexByte(l, '>')
+	name := l[1:end]
+	if name == "" || strings.ContainsAny(name, " /<") {
+		return false
+	}
+	return strings.HasSuffix(l, "</"+name+">")
+}
+
+// onlyTagLines reports whether s holds nothing but blank and tag lines
+// after the output's closing tag (BashOutput's `<timestamp>`).
+func onlyTagLines(s string) bool {
+	for l := range strings.SplitSeq(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !isTagLine(l) {
+			return false
+		}
+	}
+	return true
+}

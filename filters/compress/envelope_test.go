@@ -1,0 +1,83 @@
+package compress
+
+import (
+	"strings"
+	"testing"
+)
+
+// taskOutput is Claude Code's TaskOutput result around out.
+func taskOutput(out string) string {
+	return "<retrieval_status>success</retrieval_status>\n\n<task_id>bc1c6c5</task_id>\n\n<task_type>local_bash</task_type>\n\n" +
+		"<status>completed</status>\n\n<exit_code>1</exit_code>\n\n<output>\n" + out + "</output>"
+}
+
+func TestHarnessTags(t *testing.T) {
+	run := strings.Repeat("tests/test_a.py::test_x PASSED\n", 40) + "=== 1 failed, 40 passed in 0.3s ===\n"
+	for _, c := range []struct {
+		name, text string
+		body       string // "" when not an envelope
+	}{
+		{"TaskOutput", taskOutput(run), run},
+		{"TaskOutput, CRLF tags", strings.ReplaceAll(taskOutput(""), "\n", "\r\n") + "", ""}, // no output to read
+		{"BashOutput", "<status>completed</status>\n\n<exit_code>1</exit_code>\n\n<stdout>\n" + run + "</stdout>\n\n<timestamp>2026-01-01T10:00:00.000Z</timestamp>", run},
+		{"an output that quotes its closing tag", taskOutput("echo '</output>'\n" + run), "echo '</output>'\n" + run},
+		{"still running, no output", "<retrieval_status>not_ready</retrieval_status>\n\n<task_id>a1</task_id>\n\n<status>running</status>", ""},
+		{"a tool error", "<tool_use_error>No task found with ID: b6kpwyvm1</tool_use_error>", ""},
+		{"no closing tag", strings.TrimSuffix(taskOutput(run), "</output>"), ""},
+		{"prose after the output", taskOutput(run) + "\nThe run failed; see above.", ""},
+		{"tags around a short output", taskOutput("ok\n") + strings.Repeat("\n<note>x</note>", 20), ""},
+		{"a line that is not a tag", "Status: done\n<output>\n" + run + "</output>", ""},
+		{"an XML document", "<?xml version=\"1.0\"?>\n<testsuites>\n" + run + "</testsuites>", ""},
+	} {
+		head, body, tail, ok := harnessTags(c.text)
+		if ok != (c.body != "") || body != c.body {
+			t.Errorf("%s: ok %v, body %.60q; want %.60q", c.name, ok, body, c.body)
+			continue
+		}
+		if ok && head+body+tail != c.text {
+			t.Errorf("%s: the parts do not make the text", c.name)
+		}
+	}
+}
+
+// TestTaskOutputKeepsSummary: a run fetched with TaskOutput keeps its
+// summary and failing test, and its tags, as the run printed alone does.
+func TestTaskOutputKeepsSummary(t *testing.T) {
+	run := strings.Repeat("tests/test_a.py::test_x PASSED                                   [ 10%]\n", 200) +
+		"FAILED tests/test_a.py::test_y - AssertionError: 1 != 2\n=== 1 failed, 200 passed in 3.21s ===\n"
+	text := taskOutput(run)
+	h := Hint{ToolName: "TaskOutput", Args: `{"task_id":"bc1c6c5","block":true,"timeout":120000}`}
+	s := Structural(StructuralOptions{TargetRatio: 10})
+	out, rep := s.Compress(text, h)
+	if !rep.Changed || rep.Kind != KindTestLog {
+		t.Fatalf("changed %v, kind %s", rep.Changed, rep.Kind)
+	}
+	for _, want := range []string{"<exit_code>1</exit_code>", "<output>\n", "FAILED tests/test_a.py::test_y", "=== 1 failed, 200 passed in 3.21s ===\n</output>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q dropped:\n%s", want, out)
+		}
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
+}
+
+// FuzzHarnessTags: the parts always make the text, and the output is at
+// least three quarters of it.
+func FuzzHarnessTags(f *testing.F) {
+	f.Add(taskOutput("a\nb\n"))
+	f.Add("<status>completed</status>\n<stdout>\n" + strings.Repeat("x\n", 40) + "</stdout>\n<timestamp>t</timestamp>")
+	f.Add("<a>b</a>\n<output>\n</output></output>")
+	f.Fuzz(func(t *testing.T, text string) {
+		head, body, tail, ok := harnessTags(text)
+		if !ok {
+			return
+		}
+		if head+body+tail != text {
+			t.Fatalf("parts %q %q %q do not make %q", head, body, tail, text)
+		}
+		if len(body)*4 < len(text)*3 {
+			t.Fatalf("output %d bytes of %d", len(body), len(text))
+		}
+	})
+}
