@@ -21,6 +21,8 @@ const (
 	syslogPrefix
 	// clockPrefix: a bare time of day (clockPrefixLen).
 	clockPrefix
+	// buildkitPrefix: docker build's plain progress (buildkitPrefixLen).
+	buildkitPrefix
 )
 
 // prefixOf reads the first lines of text for the prefix its lines carry.
@@ -37,6 +39,9 @@ func prefixOf(text string) linePrefix {
 	if mostLinesCarry(text, clockPrefixLen) {
 		return clockPrefix
 	}
+	if mostLinesCarry(text, buildkitPrefixLen) {
+		return buildkitPrefix
+	}
 	return noPrefix
 }
 
@@ -51,8 +56,41 @@ func (f linePrefix) cut(l string) int {
 		return syslogPrefixLen(l)
 	case clockPrefix:
 		return clockPrefixLen(l)
+	case buildkitPrefix:
+		return buildkitPrefixLen(l)
 	}
 	return 0
+}
+
+// buildkitPrefixLen is the length of the prefix BuildKit's plain progress
+// output (docker build --progress=plain, the form it takes when its output
+// is not a terminal, as an agent's shell's is not) puts before a line, or
+// 0: the step's number, and for the lines a step's command printed, the
+// seconds since the step began, "#12 3.210 ". A step's own lines ("#12
+// [3/7] RUN pytest", "#12 DONE 4.1s") carry the number alone. What
+// follows is the command's own line: a test run inside a RUN step.
+func buildkitPrefixLen(l string) int {
+	if len(l) < 3 || l[0] != '#' {
+		return 0
+	}
+	d := digits(l[1:])
+	if d == 0 || d > 5 || 1+d >= len(l) || l[1+d] != ' ' {
+		return 0
+	}
+	n := 2 + d
+	// The seconds: digits, a point and three decimals.
+	s := digits(l[n:])
+	if s == 0 || s > 6 || n+s+4 > len(l) || l[n+s] != '.' || digits(l[n+s+1:]) != 3 {
+		return n
+	}
+	n += s + 4
+	switch {
+	case n == len(l):
+		return n
+	case l[n] == ' ':
+		return n + 1
+	}
+	return 2 + d
 }
 
 // isSyslog reports whether most of text's first lines carry a syslog

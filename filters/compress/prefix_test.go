@@ -195,8 +195,52 @@ func TestClockPrefixLen(t *testing.T) {
 	}
 }
 
+// TestBuildkitPrefixLen: docker build's plain progress is read through its
+// step numbers and times, so a test run inside a RUN step reads as one.
+func TestBuildkitPrefixLen(t *testing.T) {
+	for _, tc := range []struct {
+		l    string
+		want string // the prefix cut, "" for none
+	}{
+		{"#12 3.210 FAILED tests/a.py::t - assert 1 == 2", "#12 3.210 "},
+		{"#12 103.004 === 1 failed, 40 passed in 3.2s ===", "#12 103.004 "},
+		{"#12 3.210", "#12 3.210"},
+		{"#5 [2/4] RUN pytest -q", "#5 "},
+		{"#5 DONE 0.5s", "#5 "},
+		{"#5 3.2 x", "#5 "},    // not BuildKit's three decimals: the number only
+		{"#5 3.2100 x", "#5 "}, // four
+		{"#5 3.210x", "#5 "},   // not followed by a space
+		{"# heading", ""},      // Markdown
+		{"#define X 1", ""},    // C
+		{"#123456 x", ""},      // longer than a step number
+		{"#12", ""},
+		{"12 3.210 x", ""},
+	} {
+		if got := tc.l[:buildkitPrefixLen(tc.l)]; got != tc.want {
+			t.Errorf("buildkitPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
+		}
+	}
+	if prefixOf("#1 [internal] load build definition\n#1 DONE 0.0s\n#5 [2/4] RUN pytest\n#5 1.204 collected 3 items\n#5 1.310 FAILED t.py::x\n") != buildkitPrefix {
+		t.Errorf("a BuildKit log not read as one")
+	}
+	if prefixOf("# Title\n\nSome prose.\n#1 first\nmore prose\nand more\n") == buildkitPrefix {
+		t.Errorf("a Markdown note read as a BuildKit log")
+	}
+	run := "#8 [3/5] RUN pytest -q\n"
+	for i := range 200 {
+		run += fmt.Sprintf("#8 %d.%03d tests/test_a.py::test_%d PASSED\n", i/100, i%1000, i)
+	}
+	run += "#8 2.101 FAILED tests/test_a.py::test_y - AssertionError\n#8 2.102 === 1 failed, 200 passed in 2.10s ===\n#8 ERROR: process \"/bin/sh -c pytest -q\" did not complete successfully: exit code: 1\n"
+	out, rep := Structural(StructuralOptions{TargetRatio: 10}).Compress(run, bash("docker build ."))
+	for _, want := range []string{"FAILED tests/test_a.py::test_y", "=== 1 failed, 200 passed in 2.10s ==="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: %q dropped:\n%s", rep.Kind, want, out)
+		}
+	}
+}
+
 func FuzzSyslogPrefix(f *testing.F) {
-	for _, l := range []string{"Nov 28 10:00:00 h app[1]: x", "2024-11-28T10:00:00+0000 h k: x", "Nov  8 09:01:02 h k:", "Jan 1", "", "2024-05-01T10:00:00+00:00 app[web.1]: x", "[10:00:00.5] x", "10:00:00"} {
+	for _, l := range []string{"Nov 28 10:00:00 h app[1]: x", "2024-11-28T10:00:00+0000 h k: x", "Nov  8 09:01:02 h k:", "Jan 1", "", "2024-05-01T10:00:00+00:00 app[web.1]: x", "[10:00:00.5] x", "10:00:00", "#12 3.210 x", "#5 DONE 0.5s"} {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, l string) {
@@ -210,6 +254,9 @@ func FuzzSyslogPrefix(f *testing.F) {
 		_ = isSyslog(l + "\n" + l + "\n" + l)
 		if c := clockPrefixLen(l); c < 0 || c > len(l) || c > 0 && c != len(l) && l[c-1] != ' ' {
 			t.Fatalf("clockPrefixLen(%q) = %d", l, c)
+		}
+		if c := buildkitPrefixLen(l); c < 0 || c > len(l) || c > 0 && c != len(l) && l[c-1] != ' ' {
+			t.Fatalf("buildkitPrefixLen(%q) = %d", l, c)
 		}
 	})
 }
