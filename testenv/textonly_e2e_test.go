@@ -258,7 +258,13 @@ func TestTextOnlyOverflowRecovery(t *testing.T) {
 	up := testenv.NewFakeUpstream()
 	up.SetScript(testenv.TextOnlyModel{MaxBody: 20000}.Script())
 	r := harness{config: textOnlyConfig, respMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, seed: 17, upstream: up}.start(t)
-	big := strings.Repeat("station 42 reading: 21C, wind 3 m/s, humidity 40%\n", 1200)
+	// Readings that differ line by line: the clamp's structural cut folds
+	// repeated lines, and this result must still overflow the upstream.
+	var readings strings.Builder
+	for i := range 1200 {
+		fmt.Fprintf(&readings, "station %d reading: %dC, wind %d m/s, humidity %d%%\n", 40+i, 10+i%17, i%9, 30+i%41)
+	}
+	big := readings.String()
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			up.Reset()

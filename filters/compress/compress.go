@@ -502,14 +502,16 @@ func unchanged(kind Kind, text string) Report {
 }
 
 // Cut is the clamp's structural cut (a clamp.Cutter): the structural
-// strategy aimed at aim bytes, for the kinds it reads by what they report.
-// Plain text has no structure to keep and file reads keep the clamp's
-// keep_reads (an edit quotes what the read showed), so for both ok is
-// false and the clamp cuts by position.
+// strategy aimed at aim bytes, for every kind but file reads, which keep
+// the clamp's keep_reads (an edit quotes what the read showed), so for them
+// ok is false and the clamp cuts by position. Text is cut structurally
+// too: a command's output no other kind fits still has its error lines,
+// summaries and locations (on the tuning set's text outputs over the
+// clamp, file:line 0 → 100 % and next-step references 96 → 100 %, the
+// critical facts kept either way).
 func Cut(text, toolName, args string, aim int) (out string, ok bool) {
 	h := Hint{ToolName: toolName, Args: args}
-	switch Detect(text, h) {
-	case KindText, KindFileRead:
+	if Detect(text, h) == KindFileRead {
 		return "", false
 	}
 	out, rep := Structural(StructuralOptions{TargetBytes: aim}).Compress(text, h)

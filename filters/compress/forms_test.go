@@ -1036,6 +1036,9 @@ func checkDiffAnchored(t *testing.T, diff, out string) {
 			}
 		}
 	}
+	if _, body, _, ok := harnessTags(out); ok {
+		out = body // the diff inside a harness's tags (mini-swe-agent's <returncode>, <output>)
+	}
 	lines := strings.Split(out, "\n")
 	named := !strings.Contains(lines[0], " more"+markClose)
 	under := ""
