@@ -274,10 +274,10 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			return finish(KindJSON, text, header+out, omitted)
 		}
 	}
-	if head, body, tail, ok := harnessTags(text); ok {
-		// The output inside a harness's tags (Claude Code's TaskOutput)
-		// is compressed as the output it is, within what the tags leave
-		// of the aim.
+	if head, body, tail, ok := harnessEnvelope(text); ok {
+		// The output inside a harness's lines (Claude Code's TaskOutput
+		// tags, Gemini CLI's fields) is compressed as the output it is,
+		// within what the harness's lines leave of the aim.
 		inner := s
 		inner.opts.TargetBytes = max(s.opts.TargetBytes-len(head)-len(tail), MinTargetBytes)
 		out, rep := inner.Compress(body, hint)

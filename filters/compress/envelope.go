@@ -2,6 +2,16 @@ package compress
 
 import "strings"
 
+// harnessEnvelope splits a tool result that wraps a command's output in a
+// harness's own lines into those before it, the output, and those after
+// it (harnessTags, harnessFields); ok is false for any other text.
+func harnessEnvelope(text string) (head, body, tail string, ok bool) {
+	if head, body, tail, ok = harnessTags(text); ok {
+		return head, body, tail, ok
+	}
+	return harnessFields(text)
+}
+
 // harnessTags splits a tool result that wraps a command's output in tag
 // lines into the tags before it, the output, and the tags after it: Claude
 // Code's TaskOutput (`<retrieval_status>`, `<task_id>`, `<task_type>`,
@@ -71,3 +81,43 @@ func onlyTagLines(s string) bool {
 	}
 	return true
 }
+
+// harnessFields splits Gemini CLI's run_shell_command result ("Command:
+// …", "Directory: …", "Output: " and the output, then "Error: …", "Exit
+// Code: …", "Signal: …", "Background PIDs: …", "Process Group PGID: …")
+// into the lines before the output's second line (its first shares the
+// "Output: " line, and a repeat or gap marker must follow a line of the
+// output as it was), the rest of the output, and the fields after it, from
+// the line break before "Error: ". ok is false for any other text, and
+// when the output is under three quarters of it.
+func harnessFields(text string) (head, body, tail string, ok bool) {
+	cmd, rest, found := strings.Cut(text, "\n")
+	if !found || !strings.HasPrefix(cmd, "Command: ") || len(cmd) > maxHarnessLine {
+		return "", "", "", false
+	}
+	if dir, after, found := strings.Cut(rest, "\n"); found && strings.HasPrefix(dir, "Directory: ") && len(dir) <= maxHarnessLine {
+		rest = after
+	}
+	if !strings.HasPrefix(rest, "Output: ") {
+		return "", "", "", false
+	}
+	first := strings.IndexByte(rest, '\n')
+	if first < 0 {
+		return "", "", "", false
+	}
+	start := len(text) - len(rest) + first + 1
+	end := strings.LastIndex(text, "\nError: ")
+	if end < start || (end-start)*4 < len(text)*3 {
+		return "", "", "", false
+	}
+	for l := range strings.SplitSeq(text[end+1:], "\n") {
+		k, _, found := strings.Cut(l, ": ")
+		if !found || !shellFields[k] {
+			return "", "", "", false
+		}
+	}
+	return text[:start], text[start:end], text[end:], true
+}
+
+// shellFields are the fields Gemini CLI writes after a command's output.
+var shellFields = map[string]bool{"Error": true, "Exit Code": true, "Signal": true, "Background PIDs": true, "Process Group PGID": true}

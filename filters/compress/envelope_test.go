@@ -11,7 +11,12 @@ func taskOutput(out string) string {
 		"<status>completed</status>\n\n<exit_code>1</exit_code>\n\n<output>\n" + out + "</output>"
 }
 
-func TestHarnessTags(t *testing.T) {
+// geminiShell is Gemini CLI's run_shell_command result around out.
+func geminiShell(out string) string {
+	return "Command: pytest -q\nDirectory: (root)\nOutput: " + out + "\nError: (none)\nExit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 48213"
+}
+
+func TestHarnessEnvelope(t *testing.T) {
 	run := strings.Repeat("tests/test_a.py::test_x PASSED\n", 40) + "=== 1 failed, 40 passed in 0.3s ===\n"
 	for _, c := range []struct {
 		name, text string
@@ -28,8 +33,13 @@ func TestHarnessTags(t *testing.T) {
 		{"tags around a short output", taskOutput("ok\n") + strings.Repeat("\n<note>x</note>", 20), ""},
 		{"a line that is not a tag", "Status: done\n<output>\n" + run + "</output>", ""},
 		{"an XML document", "<?xml version=\"1.0\"?>\n<testsuites>\n" + run + "</testsuites>", ""},
+		{"Gemini CLI's shell", geminiShell(strings.TrimSuffix(run, "\n")), strings.TrimSuffix(strings.SplitN(run, "\n", 2)[1], "\n")},
+		{"Gemini CLI's shell, an output with its own Error: line", geminiShell("Error: boom\n" + strings.TrimSuffix(run, "\n")), strings.TrimSuffix(run, "\n")},
+		{"Gemini CLI's shell, one line of output", geminiShell(strings.Repeat("x", 400)), ""},
+		{"Gemini CLI's shell, a field it does not write", geminiShell(strings.TrimSuffix(run, "\n")) + "\nNote: x", ""},
+		{"a command line in prose", "Command: run it\nThen more prose follows.\nOutput: " + run + "\nError: (none)", ""},
 	} {
-		head, body, tail, ok := harnessTags(c.text)
+		head, body, tail, ok := harnessEnvelope(c.text)
 		if ok != (c.body != "") || body != c.body {
 			t.Errorf("%s: ok %v, body %.60q; want %.60q", c.name, ok, body, c.body)
 			continue
@@ -40,8 +50,9 @@ func TestHarnessTags(t *testing.T) {
 	}
 }
 
-// TestTaskOutputKeepsSummary: a run fetched with TaskOutput keeps its
-// summary and failing test, and its tags, as the run printed alone does.
+// TestTaskOutputKeepsSummary: a run fetched with TaskOutput, or run by
+// Gemini CLI's shell, keeps its summary and failing test, and the harness's
+// lines, as the run printed alone does.
 func TestTaskOutputKeepsSummary(t *testing.T) {
 	run := strings.Repeat("tests/test_a.py::test_x PASSED                                   [ 10%]\n", 200) +
 		"FAILED tests/test_a.py::test_y - AssertionError: 1 != 2\n=== 1 failed, 200 passed in 3.21s ===\n"
@@ -60,16 +71,32 @@ func TestTaskOutputKeepsSummary(t *testing.T) {
 	if err := checkGuards(s, text, h); err != nil {
 		t.Error(err)
 	}
+	text = geminiShell(strings.TrimSuffix(run, "\n"))
+	h = Hint{ToolName: "run_shell_command", Args: `{"command":"pytest -q"}`}
+	out, rep = s.Compress(text, h)
+	if !rep.Changed || rep.Kind != KindTestLog {
+		t.Fatalf("Gemini CLI: changed %v, kind %s", rep.Changed, rep.Kind)
+	}
+	for _, want := range []string{"Command: pytest -q\nDirectory: (root)\nOutput: ", "FAILED tests/test_a.py::test_y", "=== 1 failed, 200 passed in 3.21s ===\nError: (none)\nExit Code: 1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Gemini CLI: %q dropped:\n%s", want, out)
+		}
+	}
+	if err := checkGuards(s, text, h); err != nil {
+		t.Error(err)
+	}
 }
 
-// FuzzHarnessTags: the parts always make the text, and the output is at
-// least three quarters of it.
-func FuzzHarnessTags(f *testing.F) {
+// FuzzHarnessEnvelope: the parts always make the text, and the output is
+// at least three quarters of it.
+func FuzzHarnessEnvelope(f *testing.F) {
 	f.Add(taskOutput("a\nb\n"))
 	f.Add("<status>completed</status>\n<stdout>\n" + strings.Repeat("x\n", 40) + "</stdout>\n<timestamp>t</timestamp>")
 	f.Add("<a>b</a>\n<output>\n</output></output>")
+	f.Add(geminiShell("a\nb"))
+	f.Add("Command: x\nOutput: \nError: y")
 	f.Fuzz(func(t *testing.T, text string) {
-		head, body, tail, ok := harnessTags(text)
+		head, body, tail, ok := harnessEnvelope(text)
 		if !ok {
 			return
 		}

@@ -119,6 +119,7 @@ func FuzzStructural(f *testing.F) {
 	f.Add("<retrieval_status>success</retrieval_status>\n\n<task_id>b1</task_id>\n\n<status>completed</status>\n\n<exit_code>1</exit_code>\n\n<output>\n"+
 		strings.Repeat("tests/test_a.py::test_x PASSED\n", 40)+"FAILED tests/test_a.py::test_y\n=== 1 failed, 40 passed in 0.3s ===\n</output>", "TaskOutput", `{"task_id":"b1"}`, 300)
 	f.Add("<status>completed</status>\n\n<stdout>\n"+strings.Repeat("x\n", 300)+"</stdout>\n\n<timestamp>t</timestamp>", "BashOutput", `{"bash_id":"b1"}`, 200)
+	f.Add("Command: pytest\nDirectory: (root)\nOutput: "+strings.Repeat("t.py::x PASSED\n", 40)+"=== 1 failed in 0.1s ===\nError: (none)\nExit Code: 1\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 1", "run_shell_command", `{"command":"pytest"}`, 300)
 	f.Add(strings.Repeat("     1→2026-01-01 10:00:00 INFO ok\n", 60)+"    61→Traceback (most recent call last):\n    62→ValueError: x\n", "Read", `{"file_path":"/tmp/tasks/b1.output"}`, 300)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
