@@ -234,6 +234,10 @@ type structural struct {
 	// unnoted: classifiers read every line afresh, not through what
 	// detection noted of it (lineNotes). The tests compare the two.
 	unnoted bool
+	// enveloped: text is the output inside a harness's lines
+	// (harnessEnvelope), which is not read for another: envelopes nested
+	// a thousand deep would each scan the rest of the text again.
+	enveloped bool
 }
 
 func (structural) Name() string { return "structural" }
@@ -274,14 +278,18 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 			return finish(KindJSON, text, header+out, omitted)
 		}
 	}
-	if head, body, tail, ok := harnessEnvelope(text); ok {
-		// The output inside a harness's lines (Claude Code's TaskOutput
-		// tags, Gemini CLI's fields) is compressed as the output it is,
-		// within what the harness's lines leave of the aim.
-		inner := s
-		inner.opts.TargetBytes = max(s.opts.TargetBytes-len(head)-len(tail), MinTargetBytes)
-		out, rep := inner.Compress(body, hint)
-		return finish(rep.Kind, text, head+out+tail, rep.Omitted)
+	if !s.enveloped {
+		if head, body, tail, ok := harnessEnvelope(text); ok {
+			// The output inside a harness's lines (Claude Code's
+			// TaskOutput tags, Gemini CLI's fields) is compressed as the
+			// output it is, within what the harness's lines leave of the
+			// aim.
+			inner := s
+			inner.enveloped = true
+			inner.opts.TargetBytes = max(s.opts.TargetBytes-len(head)-len(tail), MinTargetBytes)
+			out, rep := inner.Compress(body, hint)
+			return finish(rep.Kind, text, head+out+tail, rep.Omitted)
+		}
 	}
 	if s.unnoted {
 		return s.compressAs(text, hint, Detect(text, hint))
@@ -451,7 +459,7 @@ func (s structural) compressEmbeddedOutput(text string, hint Hint, shell bool) (
 	for _, f := range fields {
 		opts := s.opts
 		opts.TargetBytes = max(room*len(f.value)/max(total, 1), 128)
-		inner, rep := structural{opts: opts, unnoted: s.unnoted}.Compress(f.value, hint)
+		inner, rep := structural{opts: opts, unnoted: s.unnoted, enveloped: s.enveloped}.Compress(f.value, hint)
 		omitted += rep.Omitted
 		b.WriteString(text[last:f.start])
 		if rep.Changed {

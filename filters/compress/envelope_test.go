@@ -87,6 +87,21 @@ func TestTaskOutputKeepsSummary(t *testing.T) {
 	}
 }
 
+// TestNestedEnvelopes: an output inside a harness's lines is not read for
+// another harness's (each level would scan the rest of the text again),
+// so the inner tags stay as they are.
+func TestNestedEnvelopes(t *testing.T) {
+	run := strings.Repeat("tests/test_a.py::test_x PASSED\n", 400) + "=== 1 failed, 400 passed in 0.3s ===\n"
+	text := run
+	for range 2000 {
+		text = "<a>b</a>\n<output>\n" + text + "</output>"
+	}
+	out, rep := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, Hint{ToolName: "TaskOutput"})
+	if !strings.HasPrefix(out, "<a>b</a>\n<output>\n<a>b</a>\n<output>\n") || !strings.HasSuffix(out, "</output></output>") {
+		t.Errorf("kind %s, changed %v: the nested tags were not kept: %.200q … %.100q", rep.Kind, rep.Changed, out, out[max(len(out)-100, 0):])
+	}
+}
+
 // FuzzHarnessEnvelope: the parts always make the text, and the output is
 // at least three quarters of it.
 func FuzzHarnessEnvelope(f *testing.F) {
