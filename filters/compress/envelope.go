@@ -16,8 +16,9 @@ func harnessEnvelope(text string) (head, body, tail string, ok bool) {
 // lines into the tags before it, the output, and the tags after it: Claude
 // Code's TaskOutput (`<retrieval_status>`, `<task_id>`, `<task_type>`,
 // `<status>`, `<exit_code>`, then the output between `<output>` and
-// `</output>`) and the BashOutput it replaced (`<stdout>` … `</stdout>`,
-// then `<timestamp>`). The output is read as the command's output it is: its
+// `</output>`), the BashOutput it replaced (`<stdout>` … `</stdout>`,
+// then `<timestamp>`), and mini-swe-agent's observation (`<returncode>`,
+// then `<output>`). The output is read as the command's output it is: its
 // last line is the run's summary, not the closing tag, and its kind is its
 // own. ok is false for any other text, and when the output is under three
 // quarters of it.
