@@ -57,10 +57,7 @@ func TestLocationCeiling(t *testing.T) {
 // above the ceiling cannot be met at the aim by any selection, only by
 // passing the aim.
 func TestQualityLocationCeiling(t *testing.T) {
-	if raceEnabled {
-		t.Skip("figures come from the run without -race")
-	}
-	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), sharedRecords(t)...), 2000))
+	tuning, test := qualitySplit(t)
 	for _, ratio := range []float64{4, 10} {
 		for _, set := range []struct {
 			name    string

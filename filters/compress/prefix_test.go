@@ -164,13 +164,24 @@ func TestSyslogPrefixLen(t *testing.T) {
 	}
 }
 
+// prefixCut is a line and the prefix a prefix test should cut from it
+// ("" for none).
+type prefixCut struct{ l, want string }
+
+// checkPrefixCuts runs the prefix length function f, named name, on cases.
+func checkPrefixCuts(t *testing.T, name string, f func(string) int, cases []prefixCut) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := tc.l[:f(tc.l)]; got != tc.want {
+			t.Errorf("%s(%q) cuts %q, want %q", name, tc.l, got, tc.want)
+		}
+	}
+}
+
 // TestClockPrefixLen: a bare time of day before each line (Jenkins'
 // Timestamper, gulp) is read through, and only when most lines carry it.
 func TestClockPrefixLen(t *testing.T) {
-	for _, tc := range []struct {
-		l    string
-		want string // the prefix cut, "" for none
-	}{
+	checkPrefixCuts(t, "clockPrefixLen", clockPrefixLen, []prefixCut{
 		{"10:00:00 FAILED tests/a.py::t", "10:00:00 "},
 		{"[10:00:00] Starting 'build'...", "[10:00:00] "},
 		{"10:00:00.123 + make test", "10:00:00.123 "},
@@ -182,11 +193,7 @@ func TestClockPrefixLen(t *testing.T) {
 		{"1:00:00 x", ""},        // one-digit hour: not this form
 		{"10:00:00AM x", ""},     // not followed by a space
 		{"Took 10:00:00 to", ""}, // prose
-	} {
-		if got := tc.l[:clockPrefixLen(tc.l)]; got != tc.want {
-			t.Errorf("clockPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
-		}
-	}
+	})
 	if prefixOf("10:00:00 a\n10:00:01 b\n\n10:00:02 c\nplain\n") != clockPrefix {
 		t.Errorf("a clocked log not read as one")
 	}
@@ -198,10 +205,7 @@ func TestClockPrefixLen(t *testing.T) {
 // TestBuildkitPrefixLen: docker build's plain progress is read through its
 // step numbers and times, so a test run inside a RUN step reads as one.
 func TestBuildkitPrefixLen(t *testing.T) {
-	for _, tc := range []struct {
-		l    string
-		want string // the prefix cut, "" for none
-	}{
+	checkPrefixCuts(t, "buildkitPrefixLen", buildkitPrefixLen, []prefixCut{
 		{"#12 3.210 FAILED tests/a.py::t - assert 1 == 2", "#12 3.210 "},
 		{"#12 103.004 === 1 failed, 40 passed in 3.2s ===", "#12 103.004 "},
 		{"#12 3.210", "#12 3.210"},
@@ -215,11 +219,7 @@ func TestBuildkitPrefixLen(t *testing.T) {
 		{"#123456 x", ""},      // longer than a step number
 		{"#12", ""},
 		{"12 3.210 x", ""},
-	} {
-		if got := tc.l[:buildkitPrefixLen(tc.l)]; got != tc.want {
-			t.Errorf("buildkitPrefixLen(%q) cuts %q, want %q", tc.l, got, tc.want)
-		}
-	}
+	})
 	if prefixOf("#1 [internal] load build definition\n#1 DONE 0.0s\n#5 [2/4] RUN pytest\n#5 1.204 collected 3 items\n#5 1.310 FAILED t.py::x\n") != buildkitPrefix {
 		t.Errorf("a BuildKit log not read as one")
 	}

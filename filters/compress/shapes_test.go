@@ -121,10 +121,7 @@ func shapeRuns(samples []sample, ratio float64) (printed *tally, relayed []*tall
 // Gemini CLI's shell 96.5 and 94.9 %: its exit code and process fields,
 // not the run's summary, ended the output.
 func TestQualityShapes(t *testing.T) {
-	if raceEnabled {
-		t.Skip("figures come from the run without -race")
-	}
-	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), sharedRecords(t)...), 2000))
+	tuning, test := qualitySplit(t)
 	for _, ratio := range []float64{4, 10} {
 		for _, set := range []struct {
 			name    string

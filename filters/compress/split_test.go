@@ -262,6 +262,18 @@ func sharedRecords(t *testing.T) []record {
 	return append(recs, present(t, func(t testing.TB) []record { return loadSessionRecords(t, sessionsFile) })...)
 }
 
+// qualitySplit is every source's outputs of 2 KB or more, the committed
+// sessions with the shared corpus and sessions when present, split into
+// the tuning and the test set; it skips under the race detector, whose
+// runs do not give the figures.
+func qualitySplit(t *testing.T) (tuning, test []sample) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("figures come from the run without -race")
+	}
+	return splitSamples(t, prepare(append(loadHeldOutSessions(t), sharedRecords(t)...), 2000))
+}
+
 // present runs a loader that skips when its data is absent (the shared
 // corpus and sessions beside the repository) and returns nothing instead.
 func present(t *testing.T, load func(testing.TB) []record) []record {
