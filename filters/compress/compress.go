@@ -298,33 +298,6 @@ func (s structural) Compress(text string, hint Hint) (string, Report) {
 	return s.compressNoted(text, hint, detect(text, hint, true, &notes), &notes)
 }
 
-// harnessJSON splits text into a harness's short header lines and the JSON
-// object after them that is most of it (at least three quarters); ok is
-// false for any other text, a bare JSON document included.
-func harnessJSON(text string) (header, body string, ok bool) {
-	at := 0
-	for n := 0; n < maxHarnessLines && at < len(text); n++ {
-		if text[at] == '{' {
-			if at == 0 || (len(text)-at)*4 < len(text)*3 || !jsonsafe.ValidString(text[at:]) {
-				return "", "", false
-			}
-			return text[:at], text[at:], true
-		}
-		i := strings.IndexByte(text[at:], '\n')
-		if i < 0 || i > maxHarnessLine {
-			return "", "", false
-		}
-		at += i + 1
-	}
-	return "", "", false
-}
-
-// maxHarnessLines and maxHarnessLine bound the header harnessJSON reads.
-const (
-	maxHarnessLines = 8
-	maxHarnessLine  = 256
-)
-
 // critFloor is the least room past the aim the critical lines of a
 // program's report may take, and critTimes the aims they may take (see
 // compressAs).

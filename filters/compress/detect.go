@@ -193,13 +193,12 @@ func readsSourceFile(h Hint) bool {
 }
 
 // readsOutcome reports whether a read, by a read tool or a shell's cat,
-// head, sed -n, …, may be of a run's saved output: a file with a saved
-// output's extension (isSavedOutputExt), or one whose name has none, or no
-// name the call shows (a CI job's log fetched to a file, `nl -ba job`).
-func readsOutcome(h Hint) bool {
-	ext := readFileExtension(h)
-	return ext == "" || isSavedOutputExt(ext)
-}
+// head, sed -n, …, that detect kept as a file read may be of a run's saved
+// output: one of a file whose name has no extension, or no name the call
+// shows (a CI job's log fetched to a file, `nl -ba job`). A file with a
+// saved output's extension is never a file read (detect reads it as the
+// output it holds).
+func readsOutcome(h Hint) bool { return readFileExtension(h) == "" }
 
 // readsOutputFile reports whether a read tool's call names a file a
 // command's output is saved to (isSavedOutputExt; Claude Code saves a

@@ -1,6 +1,10 @@
 package compress
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/toolproc/toolproc/filters/jsonsafe"
+)
 
 // harnessEnvelope splits a tool result that wraps a command's output in a
 // harness's own lines into those before it, the output, and those after
@@ -122,3 +126,30 @@ func harnessFields(text string) (head, body, tail string, ok bool) {
 
 // shellFields are the fields Gemini CLI writes after a command's output.
 var shellFields = map[string]bool{"Error": true, "Exit Code": true, "Signal": true, "Background PIDs": true, "Process Group PGID": true}
+
+// harnessJSON splits text into a harness's short header lines and the JSON
+// object after them that is most of it (at least three quarters); ok is
+// false for any other text, a bare JSON document included.
+func harnessJSON(text string) (header, body string, ok bool) {
+	at := 0
+	for n := 0; n < maxHarnessLines && at < len(text); n++ {
+		if text[at] == '{' {
+			if at == 0 || (len(text)-at)*4 < len(text)*3 || !jsonsafe.ValidString(text[at:]) {
+				return "", "", false
+			}
+			return text[:at], text[at:], true
+		}
+		i := strings.IndexByte(text[at:], '\n')
+		if i < 0 || i > maxHarnessLine {
+			return "", "", false
+		}
+		at += i + 1
+	}
+	return "", "", false
+}
+
+// maxHarnessLines and maxHarnessLine bound the header harnessJSON reads.
+const (
+	maxHarnessLines = 8
+	maxHarnessLine  = 256
+)

@@ -97,11 +97,10 @@ func selectFileRead(p *plan) {
 			// A run saved to a file and read back is read as the
 			// output it holds when the file has an output's extension
 			// (.log, .txt, .out, .output: detect); one without an
-			// extension (a CI job's log fetched to disk), or a saved
-			// output a caller compresses as a read, is read as a file,
-			// and its summary and failing tests still say how the run
-			// went. Only such files (readsOutcome): in code `ok =
-			// True`, and in a plan "8 pending todo(s):", are not
+			// extension (a CI job's log fetched to disk) is read as a
+			// file, and its summary and failing tests still say how
+			// the run went. Only such files (readsOutcome): in code
+			// `ok = True`, and in a plan "8 pending todo(s):", are not
 			// summaries. Reading all but source code would keep a
 			// plan's lines, for 0.5 % more of the summaries a note
 			// quotes (issue 23).

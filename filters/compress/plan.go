@@ -91,7 +91,7 @@ type plan struct {
 	scanned    bool   // every line's feat is set
 	locLists   bool   // name the locations of omitted lines in their markers
 	readLocs   bool   // a file read whose omitted ranges name the locations in them
-	readReport bool   // a read that may be of a command's saved output (a file without an extension, or one a caller reads as a file): it may hold a run's outcome
+	readReport bool   // a read that may be of a command's saved output (a file without an extension): it may hold a run's outcome
 	usedBytes  int    // what selection counted, markers at markCost
 	markCost   int    // the bytes a gap marker is reckoned at
 	hitLine    []int32
