@@ -318,17 +318,33 @@ func commandOf(h Hint) string {
 		// Some harnesses log the bare command line.
 		return h.Args
 	}
-	return CommandLine(gjson.Parse(h.Args))
+	// A Codex code-mode program is read as it is here, not as the commands
+	// it runs (codemode.go). Their kinds misread its batches (a few reads
+	// then a search are not a search's hits), and their words as query
+	// terms cost the held-out set summaries (docs/quality-log.md, stop
+	// 52). Its output's lines say what it is.
+	return commandLine(gjson.Parse(h.Args), false)
 }
 
 // CommandLine reads the command out of a shell tool's parsed arguments:
 // the first of command, cmd, commandLine, script, input that is a string,
-// or the last element of an argv array.
-func CommandLine(args gjson.Result) string {
+// or the last element of an argv array. A Codex code-mode program (exec's
+// input) gives the shell commands it runs, one per line: what a summary
+// of the call says it ran.
+func CommandLine(args gjson.Result) string { return commandLine(args, true) }
+
+// commandLine is CommandLine; codeMode reads a code-mode program's
+// commands.
+func commandLine(args gjson.Result, codeMode bool) string {
 	for _, key := range [...]string{"command", "cmd", "commandLine", "script", "input"} {
 		v := args.Get(key)
 		switch {
 		case v.Type == gjson.String:
+			if codeMode && key == "input" {
+				if cmd, ok := codeModeCommand(v.Str); ok {
+					return cmd
+				}
+			}
 			return v.String()
 		case v.IsArray():
 			arr := v.Array()
@@ -534,6 +550,15 @@ func classifyProgram(seg string) Kind {
 			return KindSearch
 		case "ls-files", "ls-tree":
 			return KindDirListing
+		}
+	case "gh":
+		// The GitHub CLI prints a pull request's unified diff, or with
+		// --name-only its files.
+		if arg(1) == "pr" && arg(2) == "diff" {
+			if hasWord("--name-only") {
+				return KindDirListing
+			}
+			return KindDiff
 		}
 	case "diff":
 		return KindDiff

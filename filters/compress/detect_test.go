@@ -60,6 +60,11 @@ func TestDetect(t *testing.T) {
 		{"codex exec_command", diffOut, Hint{ToolName: "exec_command", Args: `{"cmd":"git diff HEAD~1"}`}, KindDiff},
 		{"copilot run_in_terminal", grepOut, Hint{ToolName: "run_in_terminal", Args: `{"command":"rg -n A src"}`}, KindSearch},
 		{"openclaw exec ls", lsOut, Hint{ToolName: "exec", Args: `{"command":"ls -la"}`}, KindDirListing},
+		{"gh pr diff", diffOut, bash("gh pr diff 10907 | sed -n '1,220p'"), KindDiff},
+		{"gh pr diff --name-only", pathsOut, bash("gh pr diff 10907 --name-only"), KindDirListing},
+		// A Codex code-mode batch is read by its lines, not by its last
+		// command: a diff, then a search's few hits.
+		{"codex code mode", diffOut + "src/a.rs:3:use aead;\n", Hint{ToolName: "exec", Args: `{"input":"const r = await tools.exec_command({cmd:\"gh pr diff 7\\nrg -n aead src\"}); text(r.output);"}`}, KindDiff},
 		{"bash cat", "package a\nfunc A() {}\n", bash("cat a.go"), KindFileRead},
 		{"bash sed -n", "line\n", bash("sed -n 1,20p a.go"), KindFileRead},
 		{"bash grep -l is a listing", pathsOut, bash("grep -rl A ."), KindDirListing},

@@ -71,6 +71,16 @@ func TestSummaryLines(t *testing.T) {
 	if strings.Contains(ran, "PASS src/bar.test.ts") {
 		t.Errorf("a passing line is not a key line:\n%s", ran)
 	}
+	// Codex's code mode: the summary names the command the program ran,
+	// not the program's first bytes.
+	codeMode := `{"input":"const r = await tools.exec_command({cmd:\"cargo test -p hk\",\"workdir\":\"/w/hk\",\"yield_time_ms\":10000}); text(r.output);\n"}`
+	if c := Categorize("exec", codeMode); c != Terminal {
+		t.Errorf("a code-mode exec is %s, want %s", c, Terminal)
+	}
+	exec := summarizeResult(withText(exchange{category: Terminal, tool: "exec", args: wire.ArgsObject(codeMode)}, log), "")
+	if !strings.HasPrefix(exec, "[Earlier: Ran `cargo test -p hk` — FAILED, ") {
+		t.Errorf("code-mode summary: %q", exec)
+	}
 	errRead := summarizeResult(withText(exchange{category: Read, tool: "Read", args: wire.ArgsObject(`{"file_path":"/nope"}`), isError: true},
 		"File does not exist."), "")
 	if !strings.Contains(errRead, "ERROR") || !strings.HasSuffix(errRead, "\nFile does not exist.") {
