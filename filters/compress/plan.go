@@ -246,6 +246,20 @@ func (p *plan) viewLine(i int) string {
 	return l
 }
 
+// viewOffset is where the text the classifiers read (viewLine) starts in
+// line l as it is printed: after a CI runner's or a task's prefix and a
+// read's line number; 0 for a bare line.
+func (p *plan) viewOffset(l string) int {
+	off := 0
+	if p.vprefix != noPrefix {
+		off = p.vprefix.cut(l)
+	}
+	if p.vstyle != numNone && numberedLine(l[off:]) == p.vstyle {
+		off = len(l) - len(stripNumber(l[off:], p.vstyle))
+	}
+	return off
+}
+
 // allLines yields every line with its index.
 func (p *plan) allLines() iter.Seq2[int, string] {
 	return p.linesTo(p.n)
@@ -516,10 +530,14 @@ func (p *plan) planMustCut() {
 		}
 		n := min(len(l), p.maxLine+32) + 1
 		total += n
-		if strings.HasPrefix(l, "{") || p.cls[i].rank == 0 {
+		off := p.viewOffset(l)
+		if strings.HasPrefix(l[off:], "{") || p.cls[i].rank == 0 {
 			fixed += n // JSON events and summaries are never cut
 		} else {
-			lens = append(lens, int32(n))
+			// A CI runner's or a read's prefix is kept whole before the
+			// cut, which counts from the line's own start (cutMust).
+			fixed += off
+			lens = append(lens, int32(n-off))
 		}
 	}
 	if total <= p.critCap {
@@ -567,6 +585,8 @@ const maxTypePastCut = 120
 func (p *plan) planTypeCuts() {
 	var seen map[string]bool
 	for i, l := range p.allLines() {
+		off := p.viewOffset(l)
+		l = l[off:]
 		if !p.must(i) || p.cls[i].rank == 0 || strings.HasPrefix(l, "{") {
 			continue
 		}
@@ -583,7 +603,7 @@ func (p *plan) planTypeCuts() {
 				seen, p.typeCuts = map[string]bool{}, map[int32]int32{}
 			}
 			seen[typ] = true
-			p.typeCuts[int32(i)] = int32(d + 3 + x)
+			p.typeCuts[int32(i)] = int32(off + d + 3 + x)
 		}
 	}
 }
@@ -619,20 +639,25 @@ const cutMarkCost = 28
 // shorten stay whole, and so do run summaries and JSON events.
 func (p *plan) cutMust(i int) string {
 	s := p.line(i)
-	cut := p.mustCut
-	if strings.HasPrefix(s, "{") || p.cls[i].rank == 0 {
+	// The cut counts from where the line's own text starts: a CI
+	// runner's timestamp or a read's line number before it is kept whole
+	// and costs nothing of the cut (it used to take 29 bytes of it, and
+	// the cut fell inside the test id).
+	off := p.viewOffset(s)
+	cut := off + p.mustCut
+	if strings.HasPrefix(s[off:], "{") || p.cls[i].rank == 0 {
 		// A summary is short and says everything at once; a `go test
 		// -json` event names its test after the time, action and
 		// package, and half an event is no event.
 		return p.cutLong(s)
 	}
-	if d := strings.Index(s, " - "); d > 0 && d < cut {
-		cut = d
+	if d := strings.Index(s[off:], " - "); d > 0 && off+d < cut {
+		cut = off + d
 		if e, ok := p.typeCuts[int32(i)]; ok {
 			cut = int(e) // through the reason's exception type (planTypeCuts)
 		}
 	}
-	cut = max(cut, idEnd(s)) // never inside the test id itself
+	cut = max(cut, off+idEnd(s[off:])) // never inside the test id itself
 	if len(s) <= cut+cutMarkCost {
 		return p.cutLong(s)
 	}

@@ -260,3 +260,53 @@ func FuzzSyslogPrefix(f *testing.F) {
 		}
 	})
 }
+
+// TestMustCutCountsAfterPrefix: when a run's failing-test lines alone
+// overflow the aim and are cut, the cut counts from the line's own text.
+// Behind a CI runner's timestamp (29 bytes) or a read's line number, a
+// cut measured from the start of the printed line fell inside the test
+// id, which then matched nothing an agent could rerun.
+func TestMustCutCountsAfterPrefix(t *testing.T) {
+	var run strings.Builder
+	run.WriteString("============================= test session starts ==============================\n")
+	for i := range 40 {
+		fmt.Fprintf(&run, "tests/unit/test_skills_resolver.py::test_resource_rejects_paths_escaping_the_skill_directory_case_%02d PASSED\n", i)
+	}
+	run.WriteString("=========================== short test summary info ============================\n")
+	var ids []string
+	for i := range 80 {
+		id := fmt.Sprintf("tests/unit/test_skills_resolver.py::test_resource_rejects_paths_escaping_the_skill_directory[case-%02d]", i)
+		ids = append(ids, id)
+		fmt.Fprintf(&run, "FAILED %s - wakil.skills.errors.SkillResolutionError: /private/var/folders/qs/vch706c13yl1t0nsg2s6srnm0000gn/T/pytest-of-dev/pytest-122/kb/skills/meeting-synthesis/SKILL.md has invalid metadata\n", id)
+	}
+	run.WriteString("80 failed, 40 passed in 11.66s\n")
+	printed := run.String()
+	shapes := map[string]string{"printed": printed}
+	var ci, read strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(printed, "\n"), "\n") {
+		fmt.Fprintf(&ci, "2026-03-01T10:%02d:%02d.%07dZ %s\n", i/60%60, i%60, i*7919%10000000, l)
+		fmt.Fprintf(&read, "%6d→%s\n", i+1, l)
+	}
+	shapes["CI timestamps"], shapes["read back"] = ci.String(), read.String()
+	hints := map[string]Hint{
+		"printed":       bash("pytest tests/unit"),
+		"CI timestamps": bash("gh run view 42 --log-failed"),
+		"read back":     {ToolName: "Read", Args: `{"file_path":"/tmp/claude/tasks/b1.output"}`},
+	}
+	s := Structural(StructuralOptions{TargetRatio: 10})
+	for name, text := range shapes {
+		out, rep := s.Compress(text, hints[name])
+		if !strings.Contains(out, "bytes omitted") {
+			t.Fatalf("%s: the must-keep lines were not cut (%s, %d → %d bytes); the test needs them cut", name, rep.Kind, len(text), len(out))
+		}
+		for _, id := range ids {
+			if !strings.Contains(out, "FAILED "+id) {
+				t.Errorf("%s (%s): test id %s not kept whole:\n%s", name, rep.Kind, id, out)
+				break
+			}
+		}
+		if err := checkGuards(s, text, hints[name]); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
