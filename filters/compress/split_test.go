@@ -141,6 +141,8 @@ var sourceSet = map[string]string{
 	"claude-code-portcli": "tuning", // Claude Code 2.1 native transcripts, port-experimental/port-cli (Go CLI for the Port developer portal: go test, make, gh PR reviews, git)
 	// Round 24 (helper B), placed in the test set before any of its outputs was compressed.
 	"claude-code-agentswarm": "test", // Claude Code 2.1 native transcripts, desplega-ai/agent-swarm (TypeScript multi-agent orchestrator on Bun: bun test, tsc, biome, docker, git, gh)
+	// Round 25, the round's only source; the alternation (test, tuning by order of addition) puts it in tuning, placed before any of its outputs was compressed.
+	"claude-code-charmingclaude": "tuning", // Claude Code 2.1 native transcripts, tonyandrewmeyer/charming-with-claude (CC-BY-4.0; Python and Markdown: git-history mining, a skill, a uv web tool; no test runs)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -189,6 +191,7 @@ var sessionAgents = map[string]string{
 	"claude-code-sandcastle":         "claude-code-sandcastle",
 	"claude-code-portcli":            "claude-code-portcli",
 	"claude-code-agentswarm":         "claude-code-agentswarm",
+	"claude-code-charmingclaude":     "claude-code-charmingclaude",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
