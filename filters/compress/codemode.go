@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -164,19 +165,6 @@ func jsUnicodeEscape(s string) (rune, int) {
 
 // hexValue parses hexadecimal digits.
 func hexValue(s string) (rune, bool) {
-	var r rune
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	v, err := strconv.ParseUint(s, 16, 32)
+	return rune(v), err == nil
 }
