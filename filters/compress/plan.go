@@ -585,9 +585,11 @@ const maxTypePastCut = 120
 func (p *plan) planTypeCuts() {
 	var seen map[string]bool
 	for i, l := range p.allLines() {
+		if !p.must(i) || p.cls[i].rank == 0 {
+			continue
+		}
 		off := p.viewOffset(l)
-		l = l[off:]
-		if !p.must(i) || p.cls[i].rank == 0 || strings.HasPrefix(l, "{") {
+		if l = l[off:]; strings.HasPrefix(l, "{") {
 			continue
 		}
 		d := strings.Index(l, " - ")
