@@ -120,6 +120,16 @@ func jsString(s string) (string, bool) {
 			b.WriteByte('\r')
 		case '0', 'b', 'f', 'v':
 			b.WriteByte(' ') // control characters a command line never needs read
+		case 'x':
+			if i+2 >= len(s) {
+				return "", false
+			}
+			r, ok := hexValue(s[i+1 : i+3])
+			if !ok {
+				return "", false
+			}
+			b.WriteRune(r)
+			i += 2
 		case 'u':
 			r, n := jsUnicodeEscape(s[i+1:])
 			if n == 0 {
@@ -140,7 +150,7 @@ func jsString(s string) (string, bool) {
 // bytes read (0 when malformed).
 func jsUnicodeEscape(s string) (rune, int) {
 	if strings.HasPrefix(s, "{") {
-		end := strings.IndexByte(s, '}')
+		end := strings.IndexByte(s[:min(len(s), 8)], '}') // at most six digits: never a scan of the rest
 		if end < 2 || end > 7 {
 			return 0, 0
 		}

@@ -26,7 +26,7 @@ func TestCodeModeCommand(t *testing.T) {
 			"const results = await Promise.all([\n  tools.exec_command({cmd:\"git describe --tags --always --dirty\",\"workdir\":\"/w\"}),\n  tools.exec_command({\"cmd\": 'git status --short', workdir:\"/w\"}),\n]);\ntext(JSON.stringify(results));",
 			"git describe --tags --always --dirty\ngit status --short", true},
 		{"a template literal", "await tools.exec_command({cmd: `cargo test -p hk`}); text(r.output)", "cargo test -p hk", true},
-		{"unicode escapes", `await tools.exec_command({cmd:"echo \u00e9\u{1F600}"})`, "echo é😀", true},
+		{"unicode escapes", `await tools.exec_command({cmd:"echo \u00e9\u{1F600}\x41"})`, "echo é😀A", true},
 		{"a cmd member of another name is not it", `await tools.exec_command({subcmd:"x", cmd:"ls -la"})`, "ls -la", true},
 		{"polling a session runs no command", `const r = await tools.write_stdin({session_id:38995,chars:"",yield_time_ms:30000}); text(JSON.stringify(r));`, "", true},
 		{"a command in a variable is not read", "const c = \"ls\"; await tools.exec_command({cmd: c});", "", true},
