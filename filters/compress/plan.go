@@ -248,7 +248,9 @@ func (p *plan) viewLine(i int) string {
 
 // viewOffset is where the text the classifiers read (viewLine) starts in
 // line l as it is printed: after a CI runner's or a task's prefix and a
-// read's line number; 0 for a bare line.
+// read's line number; 0 for a bare line. viewLine cuts the same two
+// prefixes itself: it runs on every line, and going through this offset
+// cost 0.45 % of structural compression's instructions (callgrind).
 func (p *plan) viewOffset(l string) int {
 	off := 0
 	if p.vprefix != noPrefix {
