@@ -55,7 +55,9 @@ func TestLocationCeiling(t *testing.T) {
 // keep within the aim (locationCeiling), beside what TestQualitySplit
 // reports structural keeps. It bounds issue 23's file:line goals: a goal
 // above the ceiling cannot be met at the aim by any selection, only by
-// passing the aim.
+// passing the aim. It reports the same bound for all critical facts
+// (criticalCeiling), which the compressor does pass: it keeps critical
+// lines over the aim rather than lose them.
 func TestQualityLocationCeiling(t *testing.T) {
 	tuning, test := qualitySplit(t)
 	for _, ratio := range []float64{4, 10} {
@@ -73,6 +75,54 @@ func TestQualityLocationCeiling(t *testing.T) {
 			sFit, sAll := locationCeiling(searches, ratio)
 			t.Logf("%-6s %2gx: a bare list within the aim holds at most %5.1f%% of file:line facts (%d of %d); in searches %5.1f%% (%d of %d)",
 				set.name, ratio, 100*float64(fit)/float64(max(all, 1)), fit, all, 100*float64(sFit)/float64(max(sAll, 1)), sFit, sAll)
+			cFit, cAll := criticalCeiling(set.samples, ratio)
+			t.Logf("%-6s %2gx: critical lines alone fit in the aim in %5.1f%% of outputs with critical facts (%d of %d)",
+				set.name, ratio, 100*float64(cFit)/float64(max(cAll, 1)), cFit, cAll)
 		}
+	}
+}
+
+// criticalCeiling is how many of samples' outputs with critical facts
+// (failing tests, summaries, error lines: tally.add) could keep all of
+// them in len/ratio bytes at most: those whose critical facts, each on a
+// line of its own and nothing else, fit in the aim. An output whose
+// critical lines alone overflow the aim is either passed over the aim or
+// loses some, so critical completeness at the aim cannot pass fit/all.
+func criticalCeiling(samples []sample, ratio float64) (fit, all int) {
+	for _, s := range samples {
+		need, crit := 0, false
+		for _, f := range s.facts {
+			switch f.class {
+			case factT, factS, factE:
+				need += len(f.text) + len("\n")
+				crit = true
+			}
+		}
+		if !crit {
+			continue
+		}
+		all++
+		if need <= int(float64(len(s.Output))/ratio) {
+			fit++
+		}
+	}
+	return fit, all
+}
+
+func TestCriticalCeiling(t *testing.T) {
+	s := func(n int, facts ...fact) sample {
+		return sample{record: record{Output: string(make([]byte, n))}, facts: facts}
+	}
+	samples := []sample{
+		s(400, fact{class: factE, text: "error: x"}, fact{class: factS, text: "1 failed in 2s"}), // 9+15 bytes
+		s(400, fact{class: factL, text: "a.go:1"}),                                               // no critical fact
+		s(40, fact{class: factT, text: "FAILED tests/test_a.py::test_b"}),                        // 31 bytes
+	}
+	// At 10x the first aims at 40 bytes and fits, the third at 4 and does not.
+	if fit, all := criticalCeiling(samples, 10); fit != 1 || all != 2 {
+		t.Errorf("10x: %d of %d, want 1 of 2", fit, all)
+	}
+	if fit, _ := criticalCeiling(samples, 1); fit != 2 {
+		t.Errorf("1x: %d fit, want 2", fit)
 	}
 }
