@@ -12,13 +12,13 @@ import (
 // the clamp at its defaults (51,200 bytes, 2,000 lines) on every output
 // over them, cut structurally where it can classify the output (Cut, as
 // clamp.structural does) against the head-only clamp, test set and tuning
-// set apart: the committed sessions in any clone, with the shared corpus
+// set apart: the committed sessions and fixture logs in any clone, with the shared corpus
 // and sessions when they sit beside the repository. Failing tests and summaries are held at 99% on the tuning set.
 func TestQualityKeylessClamp(t *testing.T) {
 	if raceEnabled {
 		t.Skip("figures come from the run without -race")
 	}
-	recs := loadHeldOutSessions(t)
+	recs := committedRecords(t)
 	recs = append(recs, sharedRecords(t)...)
 	lim := clamp.Limits{MaxBytes: clamp.DefaultMaxBytes, MaxLines: clamp.DefaultMaxLines}
 	var over []record

@@ -223,8 +223,9 @@ func qualitySessions(t *testing.T, name string, recs []record) {
 // that lose facts of it and which, and writes each compressed output next
 // to its input under QUALITY_DUMP: the loop to find what a strategy gets
 // wrong. Set QUALITY_CLASS (T, S, E, X, L, P, J, D, U) to run it;
-// QUALITY_RATIO (default 4) and QUALITY_SET (sessions, corpus, or committed:
-// the sessions under testenv/sessions/corpus) choose the rest. It lists the tuning set only.
+// QUALITY_RATIO (default 4) and QUALITY_SET (sessions, corpus, committed:
+// the sessions under testenv/sessions/corpus, or fixtures: the logs under
+// testdata/fixtures) choose the rest. It lists the tuning set only.
 func TestQualityLosses(t *testing.T) {
 	class := factClass(os.Getenv("QUALITY_CLASS"))
 	if class == "" {
@@ -240,6 +241,8 @@ func TestQualityLosses(t *testing.T) {
 		recs = loadRecords(t, corpusDir+"/records.jsonl")
 	case "committed":
 		recs = loadHeldOutSessions(t)
+	case "fixtures":
+		recs = loadRecords(t, fixtureRecords)
 	default:
 		recs = loadSessionRecords(t, sessionsFile)
 	}

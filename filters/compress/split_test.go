@@ -143,6 +143,22 @@ var sourceSet = map[string]string{
 	"claude-code-agentswarm": "test", // Claude Code 2.1 native transcripts, desplega-ai/agent-swarm (TypeScript multi-agent orchestrator on Bun: bun test, tsc, biome, docker, git, gh)
 	// Round 25, the round's only source; the alternation (test, tuning by order of addition) puts it in tuning, placed before any of its outputs was compressed.
 	"claude-code-charmingclaude": "tuning", // Claude Code 2.1 native transcripts, tonyandrewmeyer/charming-with-claude (CC-BY-4.0; Python and Markdown: git-history mining, a skill, a uv web tool; no test runs)
+	// Round 27: captured console logs of build tools and test runners the
+	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
+	// test, Maven, Gradle, make and gcc, linters), from fixture folders
+	// and committed logs of ten repositories (testdata/fixtures). Gathered
+	// for the tuning set, and placed there before any was compressed: the
+	// test set is unchanged.
+	"fixtures-xcbeautify":          "tuning", // cpisciotta/xcbeautify: swift test (XCTest, swift-testing), xcodebuild test and build
+	"fixtures-xcpretty":            "tuning", // xcpretty/xcpretty: raw xcodebuild test runs (Kiwi, Specta)
+	"fixtures-errorformat":         "tuning", // reviewdog/errorformat: flake8, rubocop, reek, hlint, sbt and other linters' input files
+	"fixtures-analysis-model":      "tuning", // jenkinsci/analysis-model: Maven, MSBuild/MSVC, make+gcc, ninja, Gradle, cargo clippy consoles
+	"fixtures-steps-xcode-test":    "tuning", // bitrise-steplib/steps-xcode-test: xcodebuild test on simulators, failing and passing
+	"fixtures-steps-gradle-runner": "tuning", // bitrise-steplib/steps-gradle-runner: Android Gradle builds
+	"fixtures-terminal-to-html":    "tuning", // buildkite/terminal-to-html: Playwright, npm install, a Buildkite buildah job
+	"fixtures-window-logger":       "tuning", // lihs-ie/window-logger: dotnet test on GitHub Actions (xUnit)
+	"fixtures-generative-ai-swift": "tuning", // google-gemini/generative-ai-swift: a local xcodebuild test log
+	"fixtures-procedurekit":        "tuning", // ProcedureKit/ProcedureKit: a local xcodebuild build and test log (tvOS)
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -240,6 +256,10 @@ func headline(q *tally) string {
 	return b.String()
 }
 
+// fixtureRecords are round 27's captured console logs (tuning set),
+// committed with the repository in the corpus's record shape.
+const fixtureRecords = "testdata/fixtures/records.jsonl.gz"
+
 // heldOutSessions are the real sessions committed with the repository
 // (testenv/sessions/corpus), so the split's figures for them hold in any
 // clone.
@@ -258,6 +278,12 @@ func loadHeldOutSessions(t testing.TB) []record {
 	return recs
 }
 
+// committedRecords is every record committed with the repository: the
+// held-out sessions' outputs and the fixture logs.
+func committedRecords(t testing.TB) []record {
+	return append(loadHeldOutSessions(t), loadRecords(t, fixtureRecords)...)
+}
+
 // sharedRecords is the shared corpus's records and the shared sessions'
 // outputs, each when it sits beside the repository (present).
 func sharedRecords(t *testing.T) []record {
@@ -274,7 +300,7 @@ func qualitySplit(t *testing.T) (tuning, test []sample) {
 	if raceEnabled {
 		t.Skip("figures come from the run without -race")
 	}
-	return splitSamples(t, prepare(append(loadHeldOutSessions(t), sharedRecords(t)...), 2000))
+	return splitSamples(t, prepare(append(committedRecords(t), sharedRecords(t)...), 2000))
 }
 
 // present runs a loader that skips when its data is absent (the shared
@@ -300,7 +326,7 @@ func TestQualitySplit(t *testing.T) {
 	}
 	shared := sharedRecords(t)
 	_, before := splitSamples(t, prepare(shared, 2000))
-	tuning, test := splitSamples(t, prepare(append(loadHeldOutSessions(t), shared...), 2000))
+	tuning, test := splitSamples(t, prepare(append(committedRecords(t), shared...), 2000))
 	var field []sample
 	for _, s := range test {
 		switch sourceOf(s.record) {
