@@ -85,12 +85,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	textOutcomes := 0
 	// opener is the last line that says the next one names what failed:
 	// minitest's "  1) Failure:" (the test, rank 1), vstest's "Error
-	// Message:" and a Rust panic's or a Flutter exception's first line
-	// (opensMessage: the error, rank 2).
+	// Message:", Gradle's "* What went wrong:" and a Rust panic's or a
+	// Flutter exception's first line (opensMessage: the error, rank 2).
 	opener := struct {
 		at   int
 		rank int
 	}{at: -2}
+	gradleWhy := false // under Gradle's "* What went wrong:", before a blank line
 	// A status table (kubectl get pods, gh pr checks, docker ps): its
 	// failed rows are read, in the outputs that open as a table.
 	tabular := logKind && looksTabular(p.allViews())
@@ -148,6 +149,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 				continue
 			}
 		}
+		if gradleWhy && isBlank(l) {
+			gradleWhy = false
+		}
 		switch {
 		case l == "":
 			continue
@@ -188,6 +192,19 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		case test && s.startsWith('E') && strings.TrimSpace(l) == "Error Message:":
 			p.set(i, tierHigh, 0, catOut)
 			opener.at, opener.rank = i, 2
+		case s.startsWith('*') && strings.TrimSpace(l) == "* What went wrong:":
+			// Gradle's failure report: the next line says what failed
+			// ("Execution failed for task ':app:compileDebugKotlin'."),
+			// and the "> " lines under it why, up to a blank line.
+			p.set(i, tierHigh, 0, catOut)
+			opener.at, opener.rank = i, 2
+			gradleWhy = true
+		case gradleWhy && strings.HasPrefix(trimLeft(l), "> "):
+			if seenErr.add(collapsedHash(l)) {
+				p.set(i, tierFill, 0, catRepeat)
+			} else {
+				p.set(i, tierCritical, 2, catOut)
+			}
 		case s.mayBeChainNotice() && isChainNotice(l):
 			p.set(i, tierCritical, 2, catOut)
 		case !test && s.mayBeExitNotice() && isExitNotice(strings.TrimSpace(l)):

@@ -312,6 +312,11 @@ func isFailingTestOld(l string) bool {
 		return true
 	case strings.HasSuffix(t, ")") && hasTimedResult(t, " ... FAILED ("): // Deno (added with the switch)
 		return true
+	case strings.HasPrefix(lt, "Test Case '") && strings.Contains(lt, "' failed ("): // XCTest (added with round 27's fixtures)
+		return true
+	case (strings.HasPrefix(lt, "✘ Test ") || strings.HasPrefix(lt, "􀢄  Test ") || strings.HasPrefix(lt, "􀢄 Test ")) &&
+		!strings.Contains(lt, "Test run with ") && strings.Contains(lt, " failed after "): // swift-testing (likewise)
+		return true
 	}
 	return false
 }

@@ -106,8 +106,15 @@ func lineFailsIn(l string, s lineScan) (fails, failing, summary bool) {
 	m := s.bits
 	fails = failing || s.mayBeExitNotice() && isExitNotice(t) ||
 		m.has('T') && m.has('k') && m.has('(') && strings.Contains(t, "Traceback (most recent call last)") ||
-		summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))
+		summary && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error") || failedCapitalised(t))
 	return fails, failing, summary
+}
+
+// failedCapitalised says whether a summary says a run failed with a
+// capital F, as dotnet test does: "Failed!  - Failed: 1, …", "Test Run
+// Failed.", and under it "Failed: 2" (not "Failed: 0").
+func failedCapitalised(t string) bool {
+	return strings.HasPrefix(t, "Failed!") || t == "Test Run Failed." || strings.HasPrefix(t, "Failed: ") && t != "Failed: 0"
 }
 
 // isKeyLineIn reports whether a line (s its scan) is a key line: a

@@ -15,7 +15,7 @@ func failedRef(text string) bool {
 	for _, l := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(l)
 		if len(l) <= 2000 && (isFailingTest(l) || isExitNotice(t) || strings.Contains(t, "Traceback (most recent call last)") ||
-			isSummaryLine(l) && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error"))) {
+			isSummaryLine(l) && (strings.Contains(t, "fail") || strings.Contains(t, "FAIL") || strings.Contains(t, "error") || failedCapitalised(t))) {
 			return true
 		}
 	}

@@ -172,7 +172,8 @@ func isSummaryLine(l string) bool {
 		// Every pattern below but three starts with one of summaryStart's
 		// bytes; most lines of a log do not, and skip the prefix tests
 		// (the classifier's hottest predicate, issue 14).
-		return isRSpecCount(t) || isExitNotice(t) || t[0] == "ℹ"[0] && isNodeTestCount(t) || isLabelledCountSummary(t)
+		return isRSpecCount(t) || isExitNotice(t) || t[0] == "ℹ"[0] && isNodeTestCount(t) || isLabelledCountSummary(t) ||
+			t[0] >= utf8.RuneSelf && isSwiftTestingRun(t)
 	}
 	// Deno: "ok | 2 passed | 0 failed (5ms)", "FAILED | 1 passed | 1 failed (12ms)".
 	if (strings.HasPrefix(t, "ok | ") || strings.HasPrefix(t, "FAILED | ")) && strings.Contains(t, " passed | ") {
@@ -234,6 +235,8 @@ func isSummaryLine(l string) bool {
 		}
 		switch rest {
 		case " pass", " fail", " skip", " todo", " error", " errors":
+			return true
+		case " Error(s)", " Warning(s)": // MSBuild's counts under "Build FAILED." or "Build succeeded."
 			return true
 		case " failed", " flaky", " skipped", " did not run", " interrupted": // Playwright's counts, a line each
 			return true
@@ -300,30 +303,74 @@ func isAnsibleRecapRow(t string) bool {
 }
 
 // isJVMOrDotnetOrSwiftSummary matches the run summaries of Gradle ("BUILD
-// FAILED in 3s", "BUILD SUCCESSFUL in 5s"), Maven's Surefire ("Tests run:
-// 5, Failures: 1, Errors: 0, Skipped: 0", after its "[INFO] " or "[ERROR] "
-// level; a test class's own line, with its "Time elapsed", only when it
-// failed: a build prints one for each class), dotnet test ("Failed!  -
-// Failed:     1, Passed:    12, …") and XCTest ("Executed 12 tests, with 1
-// failure (0 unexpected) in 0.5 (0.6) seconds").
+// FAILED in 3s", "BUILD SUCCESSFUL in 5s"), Maven ("[INFO] BUILD
+// FAILURE"; Surefire's "Tests run: 5, Failures: 1, Errors: 0, Skipped: 0",
+// after its "[INFO] " or "[ERROR] " level; a test class's own line, with
+// its "Time elapsed", only when it failed: a build prints one for each
+// class), MSBuild ("Build FAILED.", "Build succeeded."), dotnet test
+// ("Failed!  - Failed:     1, Passed:    12, …" in its minimal verbosity;
+// at normal verbosity, as `dotnet test --verbosity normal` and CI logs
+// print it, "Test Run Failed.", then "Total tests: 6" and a count a line
+// for each outcome, "     Passed: 4", "     Failed: 2") and XCTest
+// ("Executed 12 tests, with 1 failure (0 unexpected) in 0.5 (0.6)
+// seconds", "Test Suite 'All tests' failed at 2024-01-01 10:00:00.051.",
+// and the line of each suite that failed).
 func isJVMOrDotnetOrSwiftSummary(t string) bool {
 	switch t[0] {
 	case 'B':
-		return strings.HasPrefix(t, "BUILD FAILED") || strings.HasPrefix(t, "BUILD SUCCESSFUL")
+		return strings.HasPrefix(t, "BUILD FAILED") || strings.HasPrefix(t, "BUILD SUCCESSFUL") ||
+			t == "Build FAILED." || t == "Build succeeded." ||
+			// The .NET 8+ terminal logger: "Build failed with 2 error(s)
+			// in 3.1s", "Build succeeded with 1 warning(s) in 2.0s".
+			strings.HasPrefix(t, "Build failed with ") || strings.HasPrefix(t, "Build succeeded with ")
 	case '[':
 		for _, level := range [...]string{"[INFO] ", "[ERROR] ", "[WARNING] "} {
 			if r, ok := strings.CutPrefix(t, level); ok {
-				return isSurefireCount(r)
+				return isSurefireCount(r) || r == "BUILD FAILURE" || r == "BUILD SUCCESS"
 			}
 		}
 	case 'T':
+		if r, ok := strings.CutPrefix(t, "Test Run "); ok {
+			return r == "Failed." || r == "Successful." || r == "Aborted."
+		}
+		if r, ok := strings.CutPrefix(t, "Total tests: "); ok {
+			return r != "" && digits(r) == len(r)
+		}
+		if r, ok := strings.CutPrefix(t, "Test Suite '"); ok {
+			return strings.Contains(r, "' failed at ") || strings.HasPrefix(r, "All tests' passed at ")
+		}
 		return isSurefireCount(t)
 	case 'F', 'P':
-		return (strings.HasPrefix(t, "Failed!") || strings.HasPrefix(t, "Passed!")) && strings.Contains(t, " - Failed: ")
+		return (strings.HasPrefix(t, "Failed!") || strings.HasPrefix(t, "Passed!")) && strings.Contains(t, " - Failed: ") ||
+			isOutcomeCount(t, "Failed: ") || isOutcomeCount(t, "Passed: ")
+	case 'S':
+		return isOutcomeCount(t, "Skipped: ")
 	case 'E':
 		return strings.HasPrefix(t, "Executed ") && strings.Contains(t, " test") && strings.Contains(t, " failure")
 	}
 	return false
+}
+
+// isOutcomeCount matches a line that is label and a count and nothing
+// else, as vstest writes its outcomes under "Total tests: 6": "Failed: 2".
+func isOutcomeCount(t, label string) bool {
+	r, ok := strings.CutPrefix(t, label)
+	return ok && r != "" && digits(r) == len(r)
+}
+
+// isSwiftTestingRun matches swift-testing's verdict on a run, "✘ Test run
+// with 4 tests in 2 suites failed after 1.2 seconds with 3 issues." or "✔
+// Test run with 12 tests passed after 0.5 seconds.", and on a suite that
+// failed, "✘ Suite CartTests failed after 0.2 seconds with 1 issue.", after
+// its mark (on macOS an SF Symbol and two spaces).
+func isSwiftTestingRun(t string) bool {
+	_, size := utf8.DecodeRuneInString(t)
+	r := strings.TrimLeft(t[size:], " ")
+	if suite, ok := strings.CutPrefix(r, "Suite "); ok {
+		return strings.Contains(suite, " failed after ")
+	}
+	r, ok := strings.CutPrefix(r, "Test run with ")
+	return ok && digits(r) > 0 && (strings.Contains(r, " failed after ") || strings.Contains(r, " passed after "))
 }
 
 // isSurefireCount matches Surefire's "Tests run: 5, Failures: 1, Errors:
@@ -574,6 +621,25 @@ func isFailingTest(l string) bool {
 		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") || strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" {
 			return true
 		}
+		// swift-testing: "✘ Test sums() failed after 0.001 seconds with 1
+		// issue." (not its run's verdict, "✘ Test run with 4 tests failed
+		// after …", a summary).
+		if strings.HasPrefix(lt, "✘ Test ") && isSwiftTestingFailure(lt[len("✘ Test "):]) {
+			return true
+		}
+	case "􀢄"[0]:
+		// swift-testing on macOS marks a failure with an SF Symbol
+		// (U+100884) and two spaces: "􀢄  Test sums() failed after …".
+		if r, ok := strings.CutPrefix(strings.TrimLeft(strings.TrimPrefix(lt, "􀢄"), " "), "Test "); ok && isSwiftTestingFailure(r) {
+			return true
+		}
+	case 'T':
+		// XCTest: "Test Case '-[AppTests.CartTests testSums]' failed
+		// (0.002 seconds)." on macOS, "Test Case 'CartTests.testSums'
+		// failed (0.002 seconds)" on Linux.
+		if r, ok := strings.CutPrefix(lt, "Test Case '"); ok {
+			return strings.Contains(r, "' failed (")
+		}
 	case "×"[0]:
 		if strings.HasPrefix(lt, "× ") {
 			return true
@@ -607,6 +673,13 @@ func isFailingTest(l string) bool {
 		return hasTimedResult(t, " ... FAILED (")
 	}
 	return false
+}
+
+// isSwiftTestingFailure matches what follows "Test " on swift-testing's
+// line for a failed test, "sums() failed after 0.001 seconds with 1
+// issue.", but not its run's verdict ("run with 4 tests failed after …").
+func isSwiftTestingFailure(r string) bool {
+	return !strings.HasPrefix(r, "run with ") && strings.Contains(r, " failed after ")
 }
 
 // endsWithBracketDuration reports whether t ends in a test's run time as

@@ -204,15 +204,17 @@ func (s lineScan) mayBeSummary() bool {
 	case 'e':
 		return strings.HasPrefix(t, "error: ")
 	case 'S':
-		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [") || strings.HasPrefix(t, "SUMMARY: ")
+		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [") || strings.HasPrefix(t, "SUMMARY: ") ||
+			strings.HasPrefix(t, "Skipped: ")
 	case 'B':
-		return strings.HasPrefix(t, "BUILD ")
+		return strings.HasPrefix(t, "BUILD ") || strings.HasPrefix(t, "Build ")
 	case 'Y':
 		return strings.HasPrefix(t, "Your code has been rated at ")
 	case 'C':
 		return strings.HasPrefix(t, "Checked ")
 	case '[':
-		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ")
+		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ") ||
+			m.has('B') && m.has('U') && (strings.HasSuffix(t, "] BUILD FAILURE") || strings.HasSuffix(t, "] BUILD SUCCESS"))
 	case '-':
 		return strings.HasPrefix(t, "-- Configuring incomplete")
 	case 'A':
@@ -232,7 +234,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'P':
 		// go test's "PASS" alone, dotnet's "Passed!  - …": not pytest
 		// -rA's hundred "PASSED tests/a.py::t" lines.
-		return t == "PASS" || strings.HasPrefix(t, "Passed!")
+		return t == "PASS" || strings.HasPrefix(t, "Passed!") || strings.HasPrefix(t, "Passed: ")
 	case 'o':
 		return strings.HasPrefix(t, "ok")
 	case 't':
@@ -240,9 +242,9 @@ func (s lineScan) mayBeSummary() bool {
 		// ("tests/a.py", "testenv/body.go:21:").
 		return strings.HasPrefix(t, "test result:") || strings.HasPrefix(t, "tests finished:")
 	case 'T':
-		return strings.HasPrefix(t, "Test")
+		return strings.HasPrefix(t, "Test") || strings.HasPrefix(t, "Total tests: ")
 	case 'F':
-		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!")
+		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!") || strings.HasPrefix(t, "Failed: ")
 	}
 	return false
 }
@@ -260,7 +262,7 @@ func (s lineScan) mayBeExitNotice() bool {
 // start (trimmed) or end with; passFirst and passLast the same for
 // isPassingTest.
 var (
-	failFirst = setOf("FE-rt_0123456789(")
+	failFirst = setOf("FE-rt_0123456789(T")
 	failLast  = setOf("LRD)")
 	passFirst = setOf("PSX-=tA?(")
 	passLast  = setOf("kdeDL)")

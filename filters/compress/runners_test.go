@@ -456,6 +456,42 @@ func TestOtherRunnersSummaries(t *testing.T) {
 		{"Found 3 errors in 2 files.", true}, {"Found 1 error.", true}, {"Found 12 files", false},
 		{"ok 12 - adds two numbers", false}, {"ok  \tgithub.com/a/b\t0.12s", true},
 		{"BUILDING the docs", false}, {"Passed! Great work", false},
+		// Forms read in round 27's captured logs: vstest at normal
+		// verbosity, MSBuild, Maven's verdict, XCTest's suites,
+		// swift-testing's run (its macOS mark is an SF Symbol).
+		{"Test Run Failed.", true}, {"Test Run Successful.", true}, {"Test Run Failed for the third time", false},
+		{"Total tests: 6", true}, {"     Passed: 4", true}, {"     Failed: 2", true}, {"    Skipped: 0", true},
+		{"Failed: see the log", false}, {"Total tests: many", false},
+		{"Build FAILED.", true}, {"Build succeeded.", true}, {"    0 Warning(s)", true}, {"    2 Error(s)", true},
+		{"Build failed with 2 error(s) in 3.1s", true}, {"Build the project first", false},
+		{"[INFO] BUILD FAILURE", true}, {"[INFO] BUILD SUCCESS", true}, {"[INFO] BUILD FAILURES ahead", false},
+		{"Test Suite 'All tests' failed at 2016-09-24 01:12:21.207.", true}, {"Test Suite 'AppUITests' failed at 2016-09-24 01:12:21.204.", true},
+		{"Test Suite 'All tests' passed at 2024-01-01 10:00:00.051.", true}, {"Test Suite 'AppTests' passed at 2024-01-01 10:00:00.051.", false},
+		{"Test Suite 'All tests' started at 2024-01-01 10:00:00.000.", false},
+		{"✘ Test run with 4 tests failed after 1.200 seconds with 3 issues.", true},
+		{"✔ Test run with 2 tests passed after 0.001 seconds.", true},
+		{"􀢄  Test run with 351 tests failed after 3.912 seconds with 6 issues.", true},
+		{"✘ Test sums() failed after 0.001 seconds with 1 issue.", false},
+		{"✘ Suite AnalyzeErrorTests failed after 1.199 seconds with 3 issues.", true},
+		{"􀢄  Suite \"Runner.Plan Tests\" failed after 2.863 seconds with 1 issue.", true},
+		{"✔ Suite CartTests passed after 0.2 seconds.", false},
+	})
+}
+
+// TestXCTestAndSwiftTestingFailures: a failed XCTest case (macOS and
+// Linux forms) and a failed swift-testing test (its plain and its SF
+// Symbol mark) are failing tests; their passes and a run's verdict are not.
+func TestXCTestAndSwiftTestingFailures(t *testing.T) {
+	checkLineCases(t, "isFailingTest", isFailingTest, []lineCase{
+		{"Test Case '-[AppUITests.AppUITests testExample]' failed (46.773 seconds).", true},
+		{"Test Case 'CaptureGroupTests.testForceFailure' failed (0.001 seconds)", true},
+		{"Test Case '-[AppTests.CartTests testSums]' passed (0.002 seconds).", false},
+		{"Test Case '-[AppTests.CartTests testSums]' started.", false},
+		{"✘ Test testFailTrueIsFalse() failed after 0.001 seconds with 1 issue.", true},
+		{"􀢄  Test \"Selected tests by ID\" failed after 0.002 seconds with 1 issue.", true},
+		{"✘ Test run with 2 tests failed after 0.001 seconds with 1 issue.", false},
+		{"✔ Test testTrueIsTrue() passed after 0.001 seconds.", false},
+		{"The tests failed (see above)", false},
 	})
 }
 
@@ -508,4 +544,44 @@ func TestMinitestRun(t *testing.T) {
 		}
 		checkGates(t, l)
 	}
+}
+
+// TestBuildAndTestVerdicts: the verdicts of runs read in round 27's
+// captured logs are kept at 4x and 10x among hundreds of lines of
+// build noise: vstest's block at normal verbosity and MSBuild's, XCTest's
+// failed cases, swift-testing's failed tests and suites, and what
+// Gradle's "* What went wrong:" says, its "> " cause included.
+func TestBuildAndTestVerdicts(t *testing.T) {
+	noise := func(n int, f string) string {
+		return formRep(n, func(i int) string { return fmt.Sprintf(f, i, i) })
+	}
+	keepsAt(t, "vstest normal verbosity",
+		noise(120, "  Passed Acme.Tests.ParserTests.Parses_%03d [%d ms]")+
+			"  Failed Acme.Tests.CartTests.Totals [12 ms]\n  Error Message:\n   Expected total to be 3, but found 4.\n"+
+			noise(60, "  Passed Acme.Tests.LexerTests.Lexes_%03d [%d ms]")+
+			"Test Run Failed.\nTotal tests: 181\n     Passed: 180\n     Failed: 1\n Total time: 2.1 Seconds\n"+
+			noise(40, "     1>Done Building Project \"/src/Acme.Module%02d.csproj\" (VSTest target(s)) -- %d.")+
+			"Build FAILED.\n    0 Warning(s)\n    1 Error(s)\n",
+		bash("dotnet test --verbosity normal"),
+		"Test Run Failed.", "Total tests: 181", "     Failed: 1", "Build FAILED.", "    1 Error(s)")
+	keepsAt(t, "xctest",
+		noise(150, "Test Case '-[AcmeTests.CartTests testCase%03d]' passed (0.%03d seconds).")+
+			"/Users/ci/acme/Tests/CartTests.swift:42: error: -[AcmeTests.CartTests testTotals] : XCTAssertEqual failed: (\"3\") is not equal to (\"4\")\n"+
+			"Test Case '-[AcmeTests.CartTests testTotals]' failed (0.004 seconds).\n"+
+			noise(150, "Test Case '-[AcmeTests.LexerTests testCase%03d]' passed (0.%03d seconds).")+
+			"Test Suite 'All tests' failed at 2026-01-01 10:00:00.051.\n\t Executed 301 tests, with 1 failure (0 unexpected) in 0.512 (0.530) seconds\n",
+		bash("swift test"),
+		"Test Case '-[AcmeTests.CartTests testTotals]' failed (0.004 seconds).", "Test Suite 'All tests' failed at 2026-01-01 10:00:00.051.")
+	keepsAt(t, "swift-testing",
+		noise(200, "✔ Test parses%03d() passed after 0.%03d seconds.")+
+			"✘ Test totals() recorded an issue at CartTests.swift:17:9: Expectation failed: (total → 4) == 3\n"+
+			"✘ Test totals() failed after 0.001 seconds with 1 issue.\n✘ Suite CartTests failed after 0.002 seconds with 1 issue.\n"+
+			"✘ Test run with 201 tests in 2 suites failed after 0.5 seconds with 1 issue.\n",
+		bash("swift test"),
+		"✘ Test totals() failed after 0.001 seconds with 1 issue.", "✘ Suite CartTests failed after", "✘ Test run with 201 tests")
+	keepsAt(t, "gradle what went wrong",
+		noise(150, "> Task :module%03d:compileKotlin UP-TO-DATE (%d)")+
+			"\nFAILURE: Build failed with an exception.\n\n* What went wrong:\nExecution failed for task ':app:compileDebugKotlin'.\n> A failure occurred while executing org.jetbrains.kotlin.compilerRunner.GradleCompilerRunnerWithWorkers$GradleKotlinCompilerWorkAction\n   > Compilation error. See log for more details\n\n* Try:\n> Run with --stacktrace option to get the stack trace.\n\nBUILD FAILED in 12s\n",
+		bash("./gradlew assembleDebug"),
+		"Execution failed for task ':app:compileDebugKotlin'.", "   > Compilation error. See log for more details", "BUILD FAILED in 12s")
 }
