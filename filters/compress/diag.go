@@ -91,7 +91,12 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		at   int
 		rank int
 	}{at: -2}
-	gradleWhy := false // under Gradle's "* What went wrong:", before a blank line
+	// why is the failure report a build tool prints under a heading, read
+	// up to a blank line: Gradle's "* What went wrong:" and its "> "
+	// causes, xcodebuild's "Testing failed:" and its indented reasons
+	// ("\tTest target AppUITests encountered an error (Early unexpected
+	// exit, …)").
+	why := whyNone
 	// A status table (kubectl get pods, gh pr checks, docker ps): its
 	// failed rows are read, in the outputs that open as a table.
 	tabular := logKind && looksTabular(p.allViews())
@@ -149,8 +154,8 @@ func classifyDiagnostic(p *plan, kind Kind) {
 				continue
 			}
 		}
-		if gradleWhy && isBlank(l) {
-			gradleWhy = false
+		if why != whyNone && (isBlank(l) || why == whyXcode && l[0] != '\t' && l[0] != ' ') {
+			why = whyNone
 		}
 		switch {
 		case l == "":
@@ -198,8 +203,11 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			// and the "> " lines under it why, up to a blank line.
 			p.set(i, tierHigh, 0, catOut)
 			opener.at, opener.rank = i, 2
-			gradleWhy = true
-		case gradleWhy && strings.HasPrefix(trimLeft(l), "> "):
+			why = whyGradle
+		case s.startsWith('T') && trimRight(l) == "Testing failed:":
+			p.set(i, tierCritical, 0, catOut)
+			why = whyXcode
+		case why == whyGradle && strings.HasPrefix(trimLeft(l), "> ") || why == whyXcode:
 			if seenErr.add(collapsedHash(l)) {
 				p.set(i, tierFill, 0, catRepeat)
 			} else {
@@ -283,6 +291,13 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	}
 	p.fillRanks()
 }
+
+// The failure reports classifyDiagnostic reads under their heading.
+const (
+	whyNone   = iota
+	whyGradle // "* What went wrong:", then "> " lines
+	whyXcode  // "Testing failed:", then indented lines
+)
 
 // rankErrorsFromBothEnds orders the error lines (critical, rank 2 and
 // beyond): those naming an exception type first, each group by distance

@@ -317,6 +317,8 @@ func isFailingTestOld(l string) bool {
 	case (strings.HasPrefix(lt, "✘ Test ") || strings.HasPrefix(lt, "􀢄  Test ") || strings.HasPrefix(lt, "􀢄 Test ")) &&
 		!strings.Contains(lt, "Test run with ") && strings.Contains(lt, " failed after "): // swift-testing (likewise)
 		return true
+	case isDartFailure(lt): // dart test (likewise)
+		return true
 	}
 	return false
 }

@@ -155,6 +155,10 @@ func isSummaryLine(l string) bool {
 		// error during collection !!!!" is all the summary it prints.
 		return strings.HasPrefix(ruleTitle(t, '!'), "Interrupted: ")
 	}
+	if t[0] == 'N' && strings.HasPrefix(t, "No issues found!") {
+		// The analyzers' clean run: "No issues found! (ran in 1.5s)".
+		return true
+	}
 	if t[0] == 'Y' || t[0] == 'C' {
 		// pylint's "Your code has been rated at 5.00/10", Biome's "Checked
 		// 42 files in 12ms. No fixes applied."
@@ -256,6 +260,14 @@ func isSummaryLine(l string) bool {
 		if isExUnitSummary(t) {
 			return true
 		}
+		// dart analyze and flutter analyze: "3 issues found.", "1 issue
+		// found. (ran in 2.1s)".
+		if strings.HasPrefix(rest, " issues found.") || strings.HasPrefix(rest, " issue found.") {
+			return true
+		}
+		if rest[0] == ':' && isDartVerdict(t) {
+			return true
+		}
 	}
 	return isExitNotice(t) || isLabelledCountSummary(t)
 }
@@ -338,6 +350,9 @@ func isJVMOrDotnetOrSwiftSummary(t string) bool {
 		}
 		if r, ok := strings.CutPrefix(t, "Test Suite '"); ok {
 			return strings.Contains(r, "' failed at ") || strings.HasPrefix(r, "All tests' passed at ")
+		}
+		if r, ok := strings.CutPrefix(t, "Test summary: total: "); ok { // dotnet test's terminal logger (.NET 9)
+			return digits(r) > 0
 		}
 		return isSurefireCount(t)
 	case 'F', 'P':
@@ -657,7 +672,7 @@ func isFailingTest(l string) bool {
 			return true
 		}
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if isNumberedFailure(lt) { // mocha, rspec, phpunit
+		if isNumberedFailure(lt) || isDartFailure(lt) { // mocha, rspec, phpunit; dart test
 			return true
 		}
 	case '(': // bun test, its output not a terminal: "(fail) cart > sums [0.29ms]"
@@ -673,6 +688,46 @@ func isFailingTest(l string) bool {
 		return hasTimedResult(t, " ... FAILED (")
 	}
 	return false
+}
+
+// dartProgress returns what follows the counter of Dart's test runner
+// (dart test, flutter test) at the start of t, "00:05 +10 ~1 -2: ": the
+// time, the passed count, and the skipped and failed counts when not
+// zero; ok is false when t does not start with one.
+func dartProgress(t string) (rest string, ok bool) {
+	if len(t) < 9 || digits(t) != 2 || t[2] != ':' || digits(t[3:]) != 2 || t[5] != ' ' || t[6] != '+' {
+		return "", false
+	}
+	r := t[7:]
+	d := digits(r)
+	if d == 0 {
+		return "", false
+	}
+	r = r[d:]
+	for _, mark := range [...]string{" ~", " -"} {
+		if c, ok := strings.CutPrefix(r, mark); ok {
+			if d := digits(c); d > 0 {
+				r = c[d:]
+			}
+		}
+	}
+	return strings.CutPrefix(r, ": ")
+}
+
+// isDartVerdict matches the last line of Dart's test runner: "00:05 +10
+// -1: Some tests failed.", "00:02 +3: All tests passed!", "00:00 +0: No
+// tests ran."
+func isDartVerdict(t string) bool {
+	r, ok := dartProgress(t)
+	return ok && (r == "Some tests failed." || r == "All tests passed!" || r == "No tests ran.")
+}
+
+// isDartFailure matches the line of Dart's test runner for a test that
+// failed: its counter, the test's name and " [E]" ("00:03 +4 -1:
+// test/cart_test.dart: Cart totals [E]").
+func isDartFailure(t string) bool {
+	r, ok := dartProgress(t)
+	return ok && strings.HasSuffix(r, " [E]")
 }
 
 // isSwiftTestingFailure matches what follows "Test " on swift-testing's

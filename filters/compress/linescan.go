@@ -195,9 +195,12 @@ func (s lineScan) mayBeSummary() bool {
 	case '=', '!':
 		return true
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		// pytest -q's and mocha's counts: a space after the digits.
+		// pytest -q's and mocha's counts: a space after the digits; Dart's
+		// test runner's verdict after its clock, "00:05 +10 -1: …".
 		d := digits(t)
-		return d < len(t) && t[d] == ' '
+		return d < len(t) && t[d] == ' ' || d == 2 && len(t) > 7 && t[2] == ':' && t[6] == '+'
+	case 'N':
+		return strings.HasPrefix(t, "No issues found!")
 
 	case 'E':
 		return t == "ERRORS!" || strings.HasPrefix(t, "Executed ")
@@ -281,9 +284,10 @@ func (s lineScan) mayBeFailingTest() bool {
 		return true
 	}
 	if c := s.t[0]; isDigit(c) {
-		// A numbered failure heading: "1) Cart sums".
+		// A numbered failure heading: "1) Cart sums"; Dart's failed test,
+		// "00:03 +4 -1: Cart totals [E]".
 		d := digits(s.t)
-		return d < len(s.t) && s.t[d] == ')'
+		return d < len(s.t) && s.t[d] == ')' || d == 2 && len(s.t) > 7 && s.t[2] == ':' && s.t[6] == '+' && strings.HasSuffix(s.t, " [E]")
 	}
 	return failFirst[s.t[0]]
 }

@@ -475,12 +475,21 @@ func TestOtherRunnersSummaries(t *testing.T) {
 		{"✘ Suite AnalyzeErrorTests failed after 1.199 seconds with 3 issues.", true},
 		{"􀢄  Suite \"Runner.Plan Tests\" failed after 2.863 seconds with 1 issue.", true},
 		{"✔ Suite CartTests passed after 0.2 seconds.", false},
+		// dotnet test's terminal logger (.NET 9), Dart's test runner and
+		// the Dart and Flutter analyzers.
+		{"Test summary: total: 58, failed: 1, succeeded: 57, skipped: 0, duration: 2.1s", true},
+		{"00:05 +10 -1: Some tests failed.", true}, {"00:02 +3: All tests passed!", true}, {"00:00 +0: No tests ran.", true},
+		{"00:05 +10 ~2 -1: Some tests failed.", true}, {"00:05 +10: test/cart_test.dart: Cart totals", false},
+		{"12:00:01 Some tests failed.", false},
+		{"3 issues found. (ran in 1.2s)", true}, {"1 issue found.", true}, {"No issues found! (ran in 0.9s)", true},
+		{"No issues here", false},
 	})
 }
 
 // TestXCTestAndSwiftTestingFailures: a failed XCTest case (macOS and
-// Linux forms) and a failed swift-testing test (its plain and its SF
-// Symbol mark) are failing tests; their passes and a run's verdict are not.
+// Linux forms), a failed swift-testing test (its plain and its SF Symbol
+// mark) and a failed Dart test ("[E]") are failing tests; their passes
+// and a run's verdict are not.
 func TestXCTestAndSwiftTestingFailures(t *testing.T) {
 	checkLineCases(t, "isFailingTest", isFailingTest, []lineCase{
 		{"Test Case '-[AppUITests.AppUITests testExample]' failed (46.773 seconds).", true},
@@ -492,6 +501,9 @@ func TestXCTestAndSwiftTestingFailures(t *testing.T) {
 		{"✘ Test run with 2 tests failed after 0.001 seconds with 1 issue.", false},
 		{"✔ Test testTrueIsTrue() passed after 0.001 seconds.", false},
 		{"The tests failed (see above)", false},
+		{"00:03 +4 -1: test/cart_test.dart: Cart totals [E]", true},
+		{"00:03 +4: test/cart_test.dart: Cart totals", false},
+		{"12:00:03 retry [E]", false},
 	})
 }
 
@@ -549,7 +561,8 @@ func TestMinitestRun(t *testing.T) {
 // TestBuildAndTestVerdicts: the verdicts of runs read in round 27's
 // captured logs are kept at 4x and 10x among hundreds of lines of
 // build noise: vstest's block at normal verbosity and MSBuild's, XCTest's
-// failed cases, swift-testing's failed tests and suites, and what
+// failed cases, swift-testing's failed tests and suites, xcodebuild's
+// "Testing failed:" reasons, Dart's failed tests and verdict, and what
 // Gradle's "* What went wrong:" says, its "> " cause included.
 func TestBuildAndTestVerdicts(t *testing.T) {
 	noise := func(n int, f string) string {
@@ -579,6 +592,17 @@ func TestBuildAndTestVerdicts(t *testing.T) {
 			"✘ Test run with 201 tests in 2 suites failed after 0.5 seconds with 1 issue.\n",
 		bash("swift test"),
 		"✘ Test totals() failed after 0.001 seconds with 1 issue.", "✘ Suite CartTests failed after", "✘ Test run with 201 tests")
+	keepsAt(t, "xcodebuild testing failed",
+		noise(120, "CompileSwift normal arm64 /Users/ci/acme/Sources/File%03d.swift (in target 'Acme' from project 'Acme') %d")+
+			"Testing failed:\n\tTest target AcmeUITests encountered an error (Early unexpected exit, operation never finished bootstrapping - no restart will be attempted)\n\tAcmeTests.testTotals(): XCTAssertEqual failed: (\"3\") is not equal to (\"4\")\n\n** TEST FAILED **\n",
+		bash("xcodebuild test -scheme Acme"),
+		"Testing failed:", "\tTest target AcmeUITests encountered an error (Early unexpected exit", "\tAcmeTests.testTotals(): XCTAssertEqual failed", "** TEST FAILED **")
+	keepsAt(t, "flutter test",
+		noise(150, "00:%02d +%d: test/widgets/widget_test.dart: renders")+
+			"00:09 +150 -1: test/cart_test.dart: Cart totals [E]\n  Expected: <3>\n    Actual: <4>\n\n"+
+			"00:10 +150 -1: Some tests failed.\n",
+		bash("flutter test"),
+		"00:09 +150 -1: test/cart_test.dart: Cart totals [E]", "00:10 +150 -1: Some tests failed.")
 	keepsAt(t, "gradle what went wrong",
 		noise(150, "> Task :module%03d:compileKotlin UP-TO-DATE (%d)")+
 			"\nFAILURE: Build failed with an exception.\n\n* What went wrong:\nExecution failed for task ':app:compileDebugKotlin'.\n> A failure occurred while executing org.jetbrains.kotlin.compilerRunner.GradleCompilerRunnerWithWorkers$GradleKotlinCompilerWorkAction\n   > Compilation error. See log for more details\n\n* Try:\n> Run with --stacktrace option to get the stack trace.\n\nBUILD FAILED in 12s\n",
