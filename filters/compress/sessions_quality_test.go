@@ -242,7 +242,7 @@ func TestQualityLosses(t *testing.T) {
 	case "committed":
 		recs = loadHeldOutSessions(t)
 	case "fixtures":
-		recs = loadRecords(t, fixtureRecords)
+		recs = loadFixtureRecords(t)
 	default:
 		recs = loadSessionRecords(t, sessionsFile)
 	}

@@ -159,6 +159,64 @@ var sourceSet = map[string]string{
 	"fixtures-window-logger":       "tuning", // lihs-ie/window-logger: dotnet test on GitHub Actions (xUnit)
 	"fixtures-generative-ai-swift": "tuning", // google-gemini/generative-ai-swift: a local xcodebuild test log
 	"fixtures-procedurekit":        "tuning", // ProcedureKit/ProcedureKit: a local xcodebuild build and test log (tvOS)
+	// Round 28: 108 more captured logs from 53 repositories, gathered for
+	// the tuning set under the same brief and placed there before any was
+	// compressed (pytest, jest and vitest, go test, cargo, Gradle, Maven,
+	// flutter test and analyze, dotnet test, xcodebuild, PHP linters,
+	// GitHub Actions job logs; testdata/fixtures/SOURCES.md).
+	"fixtures-firebase-ios":       "tuning", // firebase/firebase-ios-sdk: xcodebuild-test
+	"fixtures-thinkingdata-ios":   "tuning", // ThinkingDataAnalytics/ios-sdk: xcodebuild-test
+	"fixtures-ef-app-ios":         "tuning", // eurofurence/ef-app_ios: xcodebuild-build
+	"fixtures-slam-proxy":         "tuning", // slam-ui/proxy: go-test
+	"fixtures-blazorblog":         "tuning", // mpaulosky/BlazorBlogApplication: dotnet-test ×2
+	"fixtures-aurorkit":           "tuning", // almazrafi/AurorKit: xcodebuild-build
+	"fixtures-pscal":              "tuning", // emkey1/pscal: xcodebuild-build-error
+	"fixtures-wardenapp":          "tuning", // SidhuK/WardenApp: xcodebuild-build-error
+	"fixtures-jmstabbarkit":       "tuning", // James-swift/JMSTabBarKit: xcodebuild-build
+	"fixtures-fastlane":           "tuning", // fastlane/fastlane: xcodebuild-test ×3, xcodebuild-test-parallel
+	"fixtures-expense-tracking":   "tuning", // Aditya-Bichave/expense-tracking: flutter-analyze, flutter-test
+	"fixtures-nai-launcher":       "tuning", // Aaalice233/Aaalice_NAI_Launcher: flutter-test
+	"fixtures-jsco":               "tuning", // pavelsavara/jsco: jest ×4
+	"fixtures-search-bookmarks":   "tuning", // Fannon/search-bookmarks-history-and-tabs: jest
+	"fixtures-http-loader":        "tuning", // VitaliiLazebnyi/http_loader: rspec
+	"fixtures-mcp-php-server":     "tuning", // james2037/mcp-php-server: phpcs ×3, phpstan ×2, phpunit
+	"fixtures-xray-llm":           "tuning", // GeoHaber/X_Ray_LLM: pytest ×6
+	"fixtures-openracing":         "tuning", // EffortlessMetrics/OpenRacing: cargo-build-error
+	"fixtures-pg-ripple":          "tuning", // grove/pg-ripple: pg-regress, cargo-test
+	"fixtures-typf":               "tuning", // fontlaborg/typf: cargo-clippy
+	"fixtures-canis":              "tuning", // Detair/canis: cargo-clippy
+	"fixtures-boundline":          "tuning", // apply-the/boundline: cargo-clippy, cargo-test
+	"fixtures-shiplog":            "tuning", // EffortlessMetrics/shiplog: cargo-test
+	"fixtures-blocky":             "tuning", // 0xERR0R/blocky: ginkgo
+	"fixtures-paladin":            "tuning", // LFDT-Paladin/paladin: docker-build
+	"fixtures-go-grpc-foundation": "tuning", // AndrewDonelson/go-grpc-foundation: go-test
+	"fixtures-gopurs":             "tuning", // 0x000000000000000000001/gopurs: spago-build ×2, npm-build
+	"fixtures-gideon-jl":          "tuning", // AbrJA/Gideon.jl: julia-pkg-test
+	"fixtures-selectorplus":       "tuning", // automateyournetwork/SelectorPlus: docker-build
+	"fixtures-openclaw-installer": "tuning", // leojeulinmerville/openclaw-secure-installer: cargo-test, oxlint, cargo-build-error
+	"fixtures-sovereign-mohawk":   "tuning", // rwilliamspbg-ops/Sovereign-Mohawk-Proto: go-test, pytest, make-script, script-test
+	"fixtures-imednet-sdk":        "tuning", // fderuiter/imednet-python-sdk: pytest ×3
+	"fixtures-vartracker":         "tuning", // charlesfoster/vartracker: pytest
+	"fixtures-untaped":            "tuning", // alexisbeaulieu97/untaped: pytest
+	"fixtures-upstreamdrift":      "tuning", // D-sorganization/UpstreamDrift: pytest
+	"fixtures-abs-core":           "tuning", // eusheriff/abs-core: vitest ×4
+	"fixtures-knative-func":       "tuning", // knative/func: go-test
+	"fixtures-middleman":          "tuning", // middleman/middleman: rake-ci
+	"fixtures-ultros":             "tuning", // akarras/ultros: cargo-check ×2, cargo-clippy, e2e-script
+	"fixtures-figdraw":            "tuning", // elcritch/figdraw: nimble-test
+	"fixtures-replayt":            "tuning", // flogat/replayt: github-actions-log ×2
+	"fixtures-kotlin-crypto-pure": "tuning", // ImL1s/kotlin-crypto-pure: gradle-build ×3
+	"fixtures-openvanilla":        "tuning", // TeinkBR/openvanilla: xcodebuild-build
+	"fixtures-areslib":            "tuning", // ARES-23247/ARESLib: gradle-build, gradle-javadoc
+	"fixtures-go-truststrap":      "tuning", // jeremyhahn/go-truststrap: make-ci
+	"fixtures-neural-ticker":      "tuning", // 404-Profit-Not-Found/neural-ticker-core: jest ×3, vitest ×2
+	"fixtures-htoprust":           "tuning", // olivier-noblanc/HtopRust: github-actions-log ×2, cargo-build-error
+	"fixtures-homedir":            "tuning", // os-santiago/homedir: github-actions-log ×2, maven-test, maven-build
+	"fixtures-zetasketch-cpp":     "tuning", // rowkeydb-com/zetasketch-cpp: github-actions-log ×4
+	"fixtures-ghostpad":           "tuning", // Daxiongmao87/ghostpad: github-actions-log
+	"fixtures-piwardrive":         "tuning", // Trashytalk/piwardrive: pytest, pydocstyle, radon
+	"fixtures-qualityfoundry":     "tuning", // WilliamMunster/qualityfoundry: pytest ×2
+	"fixtures-depthfusion":        "tuning", // gregdigittal/depthfusion: pytest ×2
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -256,9 +314,24 @@ func headline(q *tally) string {
 	return b.String()
 }
 
-// fixtureRecords are round 27's captured console logs (tuning set),
-// committed with the repository in the corpus's record shape.
-const fixtureRecords = "testdata/fixtures/records.jsonl.gz"
+// fixtureRecords are the captured console logs of rounds 27 and 28
+// (tuning set), committed with the repository in the corpus's record
+// shape, a file a round.
+const fixtureRecords = "testdata/fixtures/*.jsonl.gz"
+
+// loadFixtureRecords reads every file of fixtureRecords.
+func loadFixtureRecords(t testing.TB) []record {
+	t.Helper()
+	files, err := filepath.Glob(fixtureRecords)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixture logs at %s: %v", fixtureRecords, err)
+	}
+	var recs []record
+	for _, f := range files {
+		recs = append(recs, loadRecords(t, f)...)
+	}
+	return recs
+}
 
 // heldOutSessions are the real sessions committed with the repository
 // (testenv/sessions/corpus), so the split's figures for them hold in any
@@ -281,7 +354,7 @@ func loadHeldOutSessions(t testing.TB) []record {
 // committedRecords is every record committed with the repository: the
 // held-out sessions' outputs and the fixture logs.
 func committedRecords(t testing.TB) []record {
-	return append(loadHeldOutSessions(t), loadRecords(t, fixtureRecords)...)
+	return append(loadHeldOutSessions(t), loadFixtureRecords(t)...)
 }
 
 // sharedRecords is the shared corpus's records and the shared sessions'
