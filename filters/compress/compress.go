@@ -149,6 +149,12 @@ type StructuralOptions struct {
 	// ContextLines is how many lines around an error or failure line are
 	// kept with it when the budget allows; negative means none.
 	ContextLines int
+	// Hard makes the aim a cap for the lines chosen: critical lines may
+	// not pass it, and go in by rank (summaries, failing tests, then
+	// errors) until it is full. The clamp's cut (Cut) sets it: its limit
+	// is the provider's, and an output its cut cannot bring under it is
+	// clamped by position, which keeps none of the facts.
+	Hard bool
 }
 
 // MinTargetBytes is the least a ratio may aim at: under it a marker and a
@@ -495,6 +501,6 @@ func Cut(text, toolName, args string, aim int) (out string, ok bool) {
 	if Detect(text, h) == KindFileRead {
 		return "", false
 	}
-	out, rep := Structural(StructuralOptions{TargetBytes: aim}).Compress(text, h)
+	out, rep := Structural(StructuralOptions{TargetBytes: aim, Hard: true}).Compress(text, h)
 	return out, rep.Changed
 }

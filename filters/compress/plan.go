@@ -106,6 +106,8 @@ type plan struct {
 	lineNo  func(i int) int // for reasonRange: the tool's number of line i, or -1; nil means i+1
 	budget  int
 	critCap int
+	// hard: the budget is a cap for critical lines too (StructuralOptions.Hard).
+	hard bool
 	context int
 	maxLine int // longer lines are cut in the middle when rendered
 	// mustRank: critical lines ranked at or below it (run summaries and
@@ -145,7 +147,7 @@ type plan struct {
 const markerCost = 44
 
 func newPlan(text string, kind Kind, opts StructuralOptions) *plan {
-	p := &plan{src: text, budget: opts.TargetBytes, context: max(opts.ContextLines, 0)}
+	p := &plan{src: text, budget: opts.TargetBytes, context: max(opts.ContextLines, 0), hard: opts.Hard}
 	// Critical lines may take 1.75 times the aim (three times in the
 	// diagnostic kinds, classifyDiagnostic): a run with 300 failing tests
 	// is worth more than hitting the target exactly. selectGreedy then
@@ -706,6 +708,9 @@ func (p *plan) selectGreedy() {
 	// Noise (passing tests, shell traces) is never chosen to fill the
 	// budget: when everything else fits, a shorter output is better.
 	order := p.selectionOrder()
+	if p.hard {
+		p.critCap = min(p.critCap, p.budget)
+	}
 	p.planMustCut()
 	used := p.markCost
 	if p.preface != "" {
@@ -722,6 +727,9 @@ func (p *plan) selectGreedy() {
 			// The critical lines are in: the rest gets the aim, or a
 			// quarter of it beyond the critical lines when they took more.
 			limit = max(p.budget, used+p.budget/4) - reserve
+			if p.hard {
+				limit = p.budget - reserve
+			}
 			// That room goes to the critical lines critCap left out
 			// first: an error line outranks the location line under it.
 			for _, j32 := range skipped {
