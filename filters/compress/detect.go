@@ -533,7 +533,7 @@ func classifyProgram(seg string) Kind {
 		if hasWord("test") || hasWord("jest") || hasWord("vitest") || hasWord("mocha") || strings.HasPrefix(arg(1), "test") || strings.HasPrefix(arg(2), "test") {
 			return KindTestLog
 		}
-	case "make", "gradle", "gradlew", "mvn", "mvnw", "dotnet", "bazel", "mix", "sbt", "swift":
+	case "make", "gradle", "gradlew", "mvn", "mvnw", "dotnet", "bazel", "mix", "sbt", "swift", "flutter", "dart", "xcodebuild":
 		if hasWord("test") || hasWord("check") || strings.HasPrefix(arg(1), "test") {
 			return KindTestLog
 		}

@@ -214,6 +214,13 @@ func hasTimestampOld(l string) bool {
 
 // isPassingTestOld is isPassingTest as it was before its first- and
 // last-byte switches.
+// dartRunning is a Dart test runner's line for a test that has not
+// failed: its counter, and neither "[E]" nor the run's verdict.
+func dartRunning(lt string) bool {
+	r, ok := dartProgress(lt)
+	return ok && !strings.HasSuffix(r, " [E]") && !isDartVerdict(lt)
+}
+
 func isPassingTestOld(l string) bool {
 	t := stripProgress(trimRight(l))
 	lt := trimLeft(t)
@@ -246,6 +253,8 @@ func isPassingTestOld(l string) bool {
 	case (strings.HasPrefix(lt, "Passed ") || strings.HasPrefix(lt, "Skipped ")) && endsWithBracketDuration(lt): // vstest (added later)
 		return true
 	case strings.HasSuffix(t, ")") && (hasTimedResult(t, " ... ok (") || hasTimedResult(t, " ... ignored (")): // Deno (added with the switch)
+		return true
+	case dartRunning(lt): // dart test (added with round 28's fixtures)
 		return true
 	}
 	return false

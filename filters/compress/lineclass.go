@@ -888,6 +888,13 @@ func isPassingTest(l string) bool {
 		if strings.HasPrefix(lt, "(pass) ") || strings.HasPrefix(lt, "(skip) ") || strings.HasPrefix(lt, "(todo) ") {
 			return true
 		}
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// Dart's test runner names each test as it runs, after its
+		// counter: "00:03 +4: test/cart_test.dart: Cart sums"; a failure
+		// ends "[E]", the run's verdict is a summary.
+		if r, ok := dartProgress(lt); ok {
+			return !strings.HasSuffix(r, " [E]") && !isDartVerdict(lt)
+		}
 	}
 	switch t[len(t)-1] {
 	case 'k', 'd', 'e':

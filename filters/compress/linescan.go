@@ -314,7 +314,8 @@ func (s lineScan) mayBePassingTest(l string) bool {
 		return false
 	}
 	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] ||
-		s.bits.has('k') && s.bits.has('p') && s.bits.has('d') && containsWord(l, "... skipped ")
+		s.bits.has('k') && s.bits.has('p') && s.bits.has('d') && containsWord(l, "... skipped ") ||
+		len(s.t) > 7 && s.t[2] == ':' && s.t[6] == '+' && isDigit(s.t[0]) // Dart's counter, "00:03 +4: "
 }
 
 // sectionFirst are the first bytes isSectionStart accepts.

@@ -505,6 +505,14 @@ func TestXCTestAndSwiftTestingFailures(t *testing.T) {
 		{"00:03 +4: test/cart_test.dart: Cart totals", false},
 		{"12:00:03 retry [E]", false},
 	})
+	checkLineCases(t, "isPassingTest", isPassingTest, []lineCase{
+		{"00:03 +4: test/cart_test.dart: Cart sums", true},
+		{"00:00 +0: loading test/cart_test.dart", true},
+		{"00:05 +184 -9: test/badge_test.dart: shows primary colour", true},
+		{"00:03 +4 -1: test/cart_test.dart: Cart totals [E]", false},
+		{"00:05 +185 -9: Some tests failed.", false},
+		{"12:00:03 +4: job started", false},
+	})
 }
 
 // TestLabelledCountSummaries: a wrapper or plugin prints the run's counts
