@@ -107,7 +107,7 @@ type plan struct {
 	budget  int
 	critCap int
 	// hard: the budget is a cap for critical lines too (StructuralOptions.Hard).
-	hard bool
+	hard    bool
 	context int
 	maxLine int // longer lines are cut in the middle when rendered
 	// mustRank: critical lines ranked at or below it (run summaries and
