@@ -61,16 +61,8 @@ func loadRecords(t testing.TB, path string) []record {
 		t.Skipf("corpus not available: %v", err)
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = z
-	}
 	var recs []record
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(gunzipped(t, f, path))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for sc.Scan() {
 		var r record
@@ -83,6 +75,19 @@ func loadRecords(t testing.TB, path string) []record {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// gunzipped reads f, decompressed when its path ends in ".gz".
+func gunzipped(t testing.TB, f *os.File, path string) io.Reader {
+	t.Helper()
+	if !strings.HasSuffix(path, ".gz") {
+		return f
+	}
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }
 
 // compressor is what the harness measures: a function of the text, the hint

@@ -2,9 +2,7 @@ package compress
 
 import (
 	"bufio"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -34,16 +32,8 @@ func loadSessionRecords(t testing.TB, path string) []record {
 		t.Skipf("sessions not available: %v", err)
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = z
-	}
 	var recs []record
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(gunzipped(t, f, path))
 	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
 	for sc.Scan() {
 		s := gjson.ParseBytes(sc.Bytes())
