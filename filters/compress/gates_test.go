@@ -169,6 +169,17 @@ func FuzzLineGates(f *testing.F) {
 	f.Add("SUMMARY: AddressSanitizer: x")
 	f.Add("==1== Invalid read of size 4")
 	f.Add("done (warnings were emitted)")
+	// Round 27 and 28's runner forms.
+	f.Add("00:05 +10 -1: Some tests failed.")
+	f.Add("00:03 +4 -1: test/cart_test.dart: Cart totals [E]")
+	f.Add("Test Case '-[AppTests.CartTests testSums]' failed (0.002 seconds).")
+	f.Add("✘ Test sums() failed after 0.001 seconds with 1 issue.")
+	f.Add("􀢄  Test run with 351 tests failed after 3.9 seconds with 6 issues.")
+	f.Add("Test Run Failed.")
+	f.Add("     Failed: 2")
+	f.Add("[INFO] BUILD FAILURE")
+	f.Add("    2 Error(s)")
+	f.Add("3 issues found. (ran in 1.2s)")
 	f.Fuzz(func(t *testing.T, l string) {
 		if !strings.Contains(l, "\n") {
 			checkGates(t, l)
