@@ -334,8 +334,8 @@ func isFailingTestOld(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "Test Case '") && strings.Contains(lt, "' failed ("): // XCTest (added with round 27's fixtures)
 		return true
-	case (strings.HasPrefix(lt, "✘ Test ") || strings.HasPrefix(lt, "􀢄  Test ") || strings.HasPrefix(lt, "􀢄 Test ")) &&
-		!strings.Contains(lt, "Test run with ") && strings.Contains(lt, " failed after "): // swift-testing (likewise)
+	case (strings.HasPrefix(lt, "✘ Test ") || strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(lt, "􀢄"), " "), "Test ") && strings.HasPrefix(lt, "􀢄")) &&
+		!strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(lt, "✘"), "􀢄"), " "), "Test run with ") && strings.Contains(lt, " failed after "): // swift-testing (likewise)
 		return true
 	case isDartFailure(lt): // dart test (likewise)
 		return true

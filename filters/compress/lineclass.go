@@ -690,12 +690,18 @@ func isFailingTest(l string) bool {
 	return false
 }
 
+// hasDartCounter is the gates' test for dartProgress: t starts like
+// Dart's counter, "00:05 +".
+func hasDartCounter(t string) bool {
+	return len(t) > 7 && isDigit(t[0]) && isDigit(t[1]) && t[2] == ':' && t[6] == '+'
+}
+
 // dartProgress returns what follows the counter of Dart's test runner
 // (dart test, flutter test) at the start of t, "00:05 +10 ~1 -2: ": the
 // time, the passed count, and the skipped and failed counts when not
 // zero; ok is false when t does not start with one.
 func dartProgress(t string) (rest string, ok bool) {
-	if len(t) < 9 || digits(t) != 2 || t[2] != ':' || digits(t[3:]) != 2 || t[5] != ' ' || t[6] != '+' {
+	if !hasDartCounter(t) || len(t) < 9 || digits(t) != 2 || digits(t[3:]) != 2 || t[5] != ' ' {
 		return "", false
 	}
 	r := t[7:]

@@ -198,7 +198,7 @@ func (s lineScan) mayBeSummary() bool {
 		// pytest -q's and mocha's counts: a space after the digits; Dart's
 		// test runner's verdict after its clock, "00:05 +10 -1: …".
 		d := digits(t)
-		return d < len(t) && t[d] == ' ' || d == 2 && len(t) > 7 && t[2] == ':' && t[6] == '+'
+		return d < len(t) && t[d] == ' ' || hasDartCounter(t)
 	case 'N':
 		return strings.HasPrefix(t, "No issues found!")
 
@@ -287,7 +287,7 @@ func (s lineScan) mayBeFailingTest() bool {
 		// A numbered failure heading: "1) Cart sums"; Dart's failed test,
 		// "00:03 +4 -1: Cart totals [E]".
 		d := digits(s.t)
-		return d < len(s.t) && s.t[d] == ')' || d == 2 && len(s.t) > 7 && s.t[2] == ':' && s.t[6] == '+' && strings.HasSuffix(s.t, " [E]")
+		return d < len(s.t) && s.t[d] == ')' || hasDartCounter(s.t) && strings.HasSuffix(s.t, " [E]")
 	}
 	return failFirst[s.t[0]]
 }
@@ -315,7 +315,7 @@ func (s lineScan) mayBePassingTest(l string) bool {
 	}
 	return passFirst[s.t[0]] || passLast[s.t[len(s.t)-1]] ||
 		s.bits.has('k') && s.bits.has('p') && s.bits.has('d') && containsWord(l, "... skipped ") ||
-		len(s.t) > 7 && s.t[2] == ':' && s.t[6] == '+' && isDigit(s.t[0]) // Dart's counter, "00:03 +4: "
+		hasDartCounter(s.t)
 }
 
 // sectionFirst are the first bytes isSectionStart accepts.
