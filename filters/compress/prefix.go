@@ -26,23 +26,84 @@ const (
 )
 
 // prefixOf reads the first lines of text for the prefix its lines carry.
+// One pass over them answers every kind's test (headPrefixes): each
+// classifier's caller asks, and five passes over the same forty lines were
+// 2 % of a new request's CPU (issue 23).
 func prefixOf(text string) linePrefix {
-	if isCILog(text) {
+	h := headPrefixesOf(text)
+	switch {
+	case h.ci():
 		return ciPrefix
-	}
-	if isTaskLog(text) {
+	case h.task.is():
 		return taskPrefix
-	}
-	if isSyslog(text) {
+	case h.most(h.syslog):
 		return syslogPrefix
-	}
-	if mostLinesCarry(text, clockPrefixLen) {
+	case h.most(h.clock):
 		return clockPrefix
-	}
-	if mostLinesCarry(text, buildkitPrefixLen) {
+	case h.most(h.buildkit):
 		return buildkitPrefix
 	}
 	return noPrefix
+}
+
+// headPrefixes counts, among text's first taskLogLines lines, the
+// non-blank ones and those that carry each kind of prefix.
+type headPrefixes struct {
+	lines                           int // non-blank
+	ciLine, syslog, clock, buildkit int
+	ciEarly                         bool // one of the first two lines, blank or not, carries a CI prefix
+	task                            taskRun
+}
+
+// headPrefixesOf reads text's first lines.
+func headPrefixesOf(text string) headPrefixes {
+	var h headPrefixes
+	k := 0
+	for l := range headLines(text, taskLogLines) {
+		c := ciLogPrefix(l)
+		if k < 2 && c > 0 {
+			// The rest cannot change prefixOf's answer.
+			h.ciEarly = true
+			return h
+		}
+		k++
+		h.task.add(l)
+		if isBlank(l) {
+			continue
+		}
+		h.lines++
+		if c > 0 {
+			h.ciLine++
+		}
+		if syslogPrefixLen(l) > 0 {
+			h.syslog++
+		}
+		if clockPrefixLen(l) > 0 {
+			h.clock++
+		}
+		if buildkitPrefixLen(l) > 0 {
+			h.buildkit++
+		}
+	}
+	return h
+}
+
+// most reports whether n lines are three or more, and three in five, of
+// the non-blank ones.
+func (h headPrefixes) most(n int) bool { return n >= 3 && n*5 >= h.lines*3 }
+
+// ci reports whether the lines read as a CI job's log: one of the first
+// two opens with a timestamp prefix (ciLogPrefix), as the part read from the
+// middle of a long output may start inside a line; or most of them do, as
+// when a harness's header comes first (Codex's "Chunk ID: …", "Wall time:
+// …", "Output:" before `gh run view --log`).
+func (h headPrefixes) ci() bool { return h.ciEarly || h.most(h.ciLine) }
+
+// isSyslog reports whether most of text's first lines carry a syslog
+// prefix.
+func isSyslog(text string) bool {
+	h := headPrefixesOf(text)
+	return h.most(h.syslog)
 }
 
 // cut is the length of line l's prefix of kind f, or 0 when l has none.
@@ -91,27 +152,6 @@ func buildkitPrefixLen(l string) int {
 		return n + 1
 	}
 	return 2 + d
-}
-
-// isSyslog reports whether most of text's first lines carry a syslog
-// prefix.
-func isSyslog(text string) bool { return mostLinesCarry(text, syslogPrefixLen) }
-
-// mostLinesCarry reports whether three or more, and three in five, of the
-// non-blank lines among text's first taskLogLines carry the prefix whose
-// length prefixLen reads.
-func mostLinesCarry(text string, prefixLen func(string) int) bool {
-	lines, prefixed := 0, 0
-	for l := range headLines(text, taskLogLines) {
-		if isBlank(l) {
-			continue
-		}
-		lines++
-		if prefixLen(l) > 0 {
-			prefixed++
-		}
-	}
-	return prefixed >= 3 && prefixed*5 >= lines*3
 }
 
 // clockPrefixLen is the length of a bare time of day before a line, or 0:
@@ -279,34 +319,44 @@ func headLines(text string, n int) iter.Seq[string] {
 // interleaves its packages, and a prose line that happens to open with "Note
 // that: " is not a run.
 func isTaskLog(text string) bool {
-	lines, prefixed, best := 0, 0, 0
-	var last string
-	run := 0
+	var r taskRun
 	for l := range headLines(text, taskLogLines) {
-		if strings.IndexByte(l, 0x1b) >= 0 {
-			l = stripANSI(l) // turbo colours each package's prefix
-		}
-		if isBlank(l) {
-			continue
-		}
-		lines++
-		n := taskPrefixLen(l)
-		if n == 0 {
-			continue
-		}
-		prefixed++
-		// The same prefix again (compose pads names to one width, so
-		// the spaces are dropped first): counted as a run of one task.
-		p := strings.TrimRight(l[:n], " |:")
-		if p == last {
-			run++
-		} else {
-			last, run = p, 1
-		}
-		best = max(best, run)
+		r.add(l)
 	}
-	return best >= 3 && prefixed*5 >= lines*3
+	return r.is()
 }
+
+// taskRun is isTaskLog's count over the lines it has read.
+type taskRun struct {
+	lines, prefixed, best, run int
+	last                       string
+}
+
+func (r *taskRun) add(l string) {
+	if strings.IndexByte(l, 0x1b) >= 0 {
+		l = stripANSI(l) // turbo colours each package's prefix
+	}
+	if isBlank(l) {
+		return
+	}
+	r.lines++
+	n := taskPrefixLen(l)
+	if n == 0 {
+		return
+	}
+	r.prefixed++
+	// The same prefix again (compose pads names to one width, so the
+	// spaces are dropped first): counted as a run of one task.
+	p := strings.TrimRight(l[:n], " |:")
+	if p == r.last {
+		r.run++
+	} else {
+		r.last, r.run = p, 1
+	}
+	r.best = max(r.best, r.run)
+}
+
+func (r *taskRun) is() bool { return r.best >= 3 && r.prefixed*5 >= r.lines*3 }
 
 // taskPrefixLen is the length of the prefix a workspace runner or a
 // container log puts before each line it relays, or 0:

@@ -310,3 +310,79 @@ func TestMustCutCountsAfterPrefix(t *testing.T) {
 		}
 	}
 }
+
+// prefixOfFivePasses is prefixOf as it read before one pass counted every
+// kind: each kind's test over the first lines on its own, in order.
+func prefixOfFivePasses(text string) linePrefix {
+	most := func(prefixLen func(string) int) bool {
+		lines, prefixed := 0, 0
+		for l := range headLines(text, taskLogLines) {
+			if isBlank(l) {
+				continue
+			}
+			lines++
+			if prefixLen(l) > 0 {
+				prefixed++
+			}
+		}
+		return prefixed >= 3 && prefixed*5 >= lines*3
+	}
+	ci := false
+	for l := range headLines(text, 2) {
+		ci = ci || ciLogPrefix(l) > 0
+	}
+	switch {
+	case ci || most(ciLogPrefix):
+		return ciPrefix
+	case isTaskLog(text):
+		return taskPrefix
+	case most(syslogPrefixLen):
+		return syslogPrefix
+	case most(clockPrefixLen):
+		return clockPrefix
+	case most(buildkitPrefixLen):
+		return buildkitPrefix
+	}
+	return noPrefix
+}
+
+// TestPrefixOfOnePass: the one pass reads every committed output's prefix
+// as the five did, and finds each kind on some of them.
+func TestPrefixOfOnePass(t *testing.T) {
+	var recs []record
+	if !raceEnabled { // loading them under the race detector takes half a minute
+		recs = committedRecords(t)
+	}
+	found := map[linePrefix]int{}
+	for _, r := range recs {
+		got, want := prefixOf(r.Output), prefixOfFivePasses(r.Output)
+		if got != want {
+			t.Errorf("%s: prefixOf = %d, five passes %d", r.ID, got, want)
+		}
+		found[got]++
+	}
+	for _, text := range []string{
+		"2026-07-14T14:03:52.0047503Z ##[group]Run pytest\n",
+		"web:build: a\nweb:build: b\nweb:build: c\n",
+		"Jul 14 14:03:52 host sshd[1]: a\nJul 14 14:03:52 host sshd[1]: b\nJul 14 14:03:52 host sshd[1]: c\n",
+		"10:00:00 a\n10:00:01 b\n10:00:02 c\n",
+		"#5 0.101 a\n#5 0.102 b\n#5 0.103 c\n",
+	} {
+		if got, want := prefixOf(text), prefixOfFivePasses(text); got != want || got == noPrefix {
+			t.Errorf("prefixOf(%q) = %d, five passes %d", text, got, want)
+		}
+	}
+	t.Logf("prefixes of committed outputs: %v", found)
+}
+
+// FuzzPrefixOf: one pass and five agree on any text.
+func FuzzPrefixOf(f *testing.F) {
+	for _, s := range []string{"", "\n\n", "2026-07-14T14:03:52.0047503Z a\n", "x\n2026-07-14T14:03:52.0047503Z a\n", "\x1b[32mweb:build:\x1b[0m a\nweb:build: b\nweb:build: c\n", "10:00:00 a\n\n10:00:01 b\nx\n10:00:02 c\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := prefixOf(text), prefixOfFivePasses(text); got != want {
+			t.Fatalf("prefixOf(%q) = %d, five passes %d", text, got, want)
+		}
+	})
+}

@@ -580,20 +580,6 @@ func matchColon(s string) int {
 	return -1
 }
 
-// isCILog reports whether text reads as a CI job's log, one of its first
-// two lines opening with a timestamp prefix (ciLogPrefix): the part read
-// from the middle of a long output may start inside a line. Or most of its
-// first lines do: a harness's header comes first (Codex's "Chunk ID: …",
-// "Wall time: …", "Output:" before `gh run view --log`).
-func isCILog(text string) bool {
-	for l := range headLines(text, 2) {
-		if ciLogPrefix(l) > 0 {
-			return true
-		}
-	}
-	return mostLinesCarry(text, ciLogPrefix)
-}
-
 // ciLogPrefix is the length of the prefix a CI job's log puts before each
 // line, or 0: GitHub Actions' timestamp, "2026-07-14T14:03:52.0047503Z ",
 // and, as `gh run view --log` and `--log-failed` print it, the job's and
