@@ -23,7 +23,16 @@ const (
 	clockPrefix
 	// buildkitPrefix: docker build's plain progress (buildkitPrefixLen).
 	buildkitPrefix
+
+	// numberedPrefix, with a kind, says the prefix follows a read's line
+	// number ("    12→2026-07-14T14:03:52.0047503Z FAILED …"): a CI job's
+	// or a container's log saved to a file and opened with Claude Code's
+	// Read or `cat -n`. Its cut takes the number with the prefix.
+	numberedPrefix linePrefix = 0x80
 )
+
+// kind is f without numberedPrefix.
+func (f linePrefix) kind() linePrefix { return f &^ numberedPrefix }
 
 // prefixOf reads the first lines of text for the prefix its lines carry.
 // One pass over them answers every kind's test (headPrefixes): each
@@ -31,6 +40,14 @@ const (
 // 2 % of a new request's CPU (issue 23).
 func prefixOf(text string) linePrefix {
 	h := headPrefixesOf(text)
+	if h.numbered {
+		return h.kind() | numberedPrefix
+	}
+	return h.kind()
+}
+
+// kind is the prefix h's counts say the lines carry.
+func (h headPrefixes) kind() linePrefix {
 	switch {
 	case h.ci():
 		return ciPrefix
@@ -47,19 +64,61 @@ func prefixOf(text string) linePrefix {
 }
 
 // headPrefixes counts, among text's first taskLogLines lines, the
-// non-blank ones and those that carry each kind of prefix.
+// non-blank ones and those that carry each kind of prefix. A line a read
+// numbered is read after its number (readNumber).
 type headPrefixes struct {
 	lines                           int // non-blank
 	ciLine, syslog, clock, buildkit int
 	ciEarly                         bool // one of the first two lines, blank or not, carries a CI prefix
 	task                            taskRun
+	numbered                        bool // the prefixes were found after read numbers
 }
 
-// headPrefixesOf reads text's first lines.
+// readNumber is the length of the number Claude Code's Read ("    12→")
+// or `cat -n` ("    12\t") puts before line l, or 0. SWE-agent's "12:" is
+// not read so: a clock's "10:00:00" would be taken for one.
+func readNumber(l string) int {
+	switch st, _ := numberAndCode(l, numNone); st {
+	case numArrow, numTab:
+		return len(l) - len(stripNumber(l, st))
+	}
+	return 0
+}
+
+// headPrefixesOf reads text's first lines: as they stand, and when most of
+// them carry a read's number and none of the kinds of prefix, after it.
 func headPrefixesOf(text string) headPrefixes {
-	var h headPrefixes
-	k := 0
+	h := headPrefixesAfter(text, false)
+	if h.kind() != noPrefix || !h.mostNumbered {
+		return h.headPrefixes
+	}
+	n := headPrefixesAfter(text, true)
+	n.numbered = n.kind() != noPrefix
+	if !n.numbered {
+		return h.headPrefixes
+	}
+	return n.headPrefixes
+}
+
+// headCount is headPrefixes with whether three in five of the non-blank
+// lines carry a read's number.
+type headCount struct {
+	headPrefixes
+	mostNumbered bool
+}
+
+// headPrefixesAfter counts the first lines' prefixes, each line read after
+// its read number when afterNumber says so.
+func headPrefixesAfter(text string, afterNumber bool) headCount {
+	var h headCount
+	k, numbered := 0, 0
 	for l := range headLines(text, taskLogLines) {
+		if n := readNumber(l); n > 0 {
+			numbered++
+			if afterNumber {
+				l = l[n:]
+			}
+		}
 		c := ciLogPrefix(l)
 		if k < 2 && c > 0 {
 			// The rest cannot change prefixOf's answer.
@@ -85,6 +144,7 @@ func headPrefixesOf(text string) headPrefixes {
 			h.buildkit++
 		}
 	}
+	h.mostNumbered = numbered > 0 && numbered*5 >= h.lines*3
 	return h
 }
 
@@ -102,12 +162,23 @@ func (h headPrefixes) ci() bool { return h.ciEarly || h.most(h.ciLine) }
 // isSyslog reports whether most of text's first lines carry a syslog
 // prefix.
 func isSyslog(text string) bool {
-	h := headPrefixesOf(text)
+	h := headPrefixesAfter(text, false)
 	return h.most(h.syslog)
 }
 
-// cut is the length of line l's prefix of kind f, or 0 when l has none.
+// cut is the length of line l's prefix of kind f, or 0 when l has none;
+// with numberedPrefix, of the read's number and the prefix after it, or 0
+// when no prefix follows the number.
 func (f linePrefix) cut(l string) int {
+	if f&numberedPrefix != 0 {
+		if n := readNumber(l); n > 0 {
+			if c := f.kind().cut(l[n:]); c > 0 {
+				return n + c
+			}
+			return 0
+		}
+		f = f.kind()
+	}
 	switch f {
 	case ciPrefix:
 		return ciLogPrefix(l)

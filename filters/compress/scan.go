@@ -158,7 +158,7 @@ func (s *scanStats) add(text string) {
 		}
 		if prefix != noPrefix {
 			lansi := ansi
-			if ansi && prefix == taskPrefix {
+			if ansi && prefix.kind() == taskPrefix {
 				// turbo colours the prefix: it is read without the codes
 				l, lansi = stripANSI(l), false
 			}

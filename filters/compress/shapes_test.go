@@ -53,13 +53,23 @@ var relayShapes = []struct {
 		return b.String(), bash("docker build -t app .")
 	}},
 	// A CI job's log, every line behind the runner's timestamp.
-	{"CI timestamps", func(text string, h Hint, _ int) (string, Hint) {
-		var b strings.Builder
-		for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-			fmt.Fprintf(&b, "2026-03-01T10:%02d:%02d.%07dZ %s\n", i/60%60, i%60, i*7919%10000000, l)
-		}
-		return b.String(), h
+	{"CI timestamps", func(text string, h Hint, _ int) (string, Hint) { return ciTimestamped(text), h }},
+	// That log saved (gh run view --log > ci.log) and read back with Read:
+	// the read's number, then the runner's timestamp. Before stop 54 the
+	// prefixes were looked for at the line's start only, and this shape
+	// kept 70.5 % of failing tests and 68.5 % of summaries at 4x.
+	{"CI log read back", func(text string, _ Hint, n int) (string, Hint) {
+		return numbered(ciTimestamped(text)), Hint{ToolName: "Read", Args: fmt.Sprintf(`{"file_path":"/tmp/ci-%04d.log"}`, n)}
 	}},
+}
+
+// ciTimestamped puts a CI runner's timestamp before every line of text.
+func ciTimestamped(text string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		fmt.Fprintf(&b, "2026-03-01T10:%02d:%02d.%07dZ %s\n", i/60%60, i%60, i*7919%10000000, l)
+	}
+	return b.String()
 }
 
 // shapeRuns compresses every diagnostic output of samples that holds a
