@@ -180,6 +180,17 @@ func FuzzLineGates(f *testing.F) {
 	f.Add("[INFO] BUILD FAILURE")
 	f.Add("    2 Error(s)")
 	f.Add("3 issues found. (ran in 1.2s)")
+	// Round 29's.
+	f.Add("[  FAILED  ] CartTest.Sums (0 ms)")
+	f.Add("  6/12 Test  #6: cart ....***Failed    0.03 sec")
+	f.Add("\t  6 - cart_sums (Failed)")
+	f.Add("[ERROR] com.x.CartTest.sums -- Time elapsed: 0.1 s <<< FAILURE!")
+	f.Add("[ERROR]   CartTest.sums:42 expected: <1> but was: <2>")
+	f.Add("  sums the cart FAILED [1]")
+	f.Add("cart_tests:25: sums_test...*failed*")
+	f.Add("%%% cart_SUITE ==> sums: FAILED")
+	f.Add("93% tests passed, 8 tests failed out of 123")
+	f.Add("[INFO] cart-core ........ FAILURE [ 18.359 s]")
 	f.Fuzz(func(t *testing.T, l string) {
 		if !strings.Contains(l, "\n") {
 			checkGates(t, l)
@@ -335,9 +346,16 @@ func isFailingTestOld(l string) bool {
 	case strings.HasPrefix(lt, "Test Case '") && strings.Contains(lt, "' failed ("): // XCTest (added with round 27's fixtures)
 		return true
 	case (strings.HasPrefix(lt, "✘ Test ") || strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(lt, "􀢄"), " "), "Test ") && strings.HasPrefix(lt, "􀢄")) &&
-		!strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(lt, "✘"), "􀢄"), " "), "Test run with ") && strings.Contains(lt, " failed after "): // swift-testing (likewise)
+		!strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(lt, "✘"), "􀢄"), " "), "Test run with ") &&
+		strings.Contains(strings.TrimPrefix(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(lt, "✘"), "􀢄"), " "), "Test "), " failed after "): // swift-testing (likewise): a name before " failed after "
 		return true
 	case isDartFailure(lt): // dart test (likewise)
+		return true
+	case strings.HasPrefix(lt, "[  FAILED  ] ") && len(lt) > 13 && !isDigit(lt[13]): // GoogleTest (added with round 29's fixtures)
+		return true
+	case strings.HasSuffix(t, "<<< FAILURE!") || strings.HasSuffix(t, "<<< ERROR!"): // Maven Surefire (likewise)
+		return !strings.Contains(t, "Tests run:")
+	case isSurefireResult(lt), isHspecFailure(t), isEUnitFailure(t), isCommonTestFailure(lt), isCTestFailure(lt), isJuliaTestFailure(lt), isRSpecDocFailure(t): // likewise
 		return true
 	}
 	return false

@@ -169,7 +169,7 @@ func isSummaryLine(l string) bool {
 			return true
 		}
 	}
-	if isToolOutcome(t) {
+	if isToolOutcome(t) || isRunnerSummary(t) {
 		return true
 	}
 	if !summaryStart[t[0]] {
@@ -628,6 +628,9 @@ func isFailingTest(l string) bool {
 		if strings.HasPrefix(lt, "Failed ") && endsWithBracketDuration(lt) {
 			return true
 		}
+		if isJuliaTestFailure(lt) {
+			return true
+		}
 	case '-':
 		if strings.HasPrefix(lt, "--- FAIL: ") { // go
 			return true
@@ -655,6 +658,17 @@ func isFailingTest(l string) bool {
 		if r, ok := strings.CutPrefix(lt, "Test Case '"); ok {
 			return strings.Contains(r, "' failed (")
 		}
+		if isJuliaTestFailure(lt) {
+			return true
+		}
+	case '[':
+		if isGTestFailure(lt) || isSurefireResult(lt) {
+			return true
+		}
+	case '%':
+		if isCommonTestFailure(lt) {
+			return true
+		}
 	case "×"[0]:
 		if strings.HasPrefix(lt, "× ") {
 			return true
@@ -672,7 +686,7 @@ func isFailingTest(l string) bool {
 			return true
 		}
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if isNumberedFailure(lt) || isDartFailure(lt) { // mocha, rspec, phpunit; dart test
+		if isNumberedFailure(lt) || isDartFailure(lt) || isCTestFailure(lt) { // mocha, rspec, phpunit; dart test; ctest
 			return true
 		}
 	case '(': // bun test, its output not a terminal: "(fail) cart > sums [0.29ms]"
@@ -684,8 +698,14 @@ func isFailingTest(l string) bool {
 	case 'L', 'R', 'D':
 		return strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED") || // unittest -v, cargo
 			(strings.HasSuffix(t, " FAILED") || strings.HasSuffix(t, " ERROR")) && strings.Contains(t, "::") // pytest -v
-	case ')': // Deno: "sub ... FAILED (1ms)"
-		return hasTimedResult(t, " ... FAILED (")
+	case ')': // Deno: "sub ... FAILED (1ms)"; CTest's list: "6 - cart_sums (Failed)"; rspec: "returns 404 (FAILED - 2)"
+		return hasTimedResult(t, " ... FAILED (") || isCTestFailure(lt) || isRSpecDocFailure(t)
+	case '!':
+		return isSurefireFailure(t)
+	case ']':
+		return isHspecFailure(t)
+	case '*':
+		return isEUnitFailure(t)
 	}
 	return false
 }
@@ -997,7 +1017,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		t != "" && t[0] == '\'' && strings.Contains(t, "' is not recognized as ") ||
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
-		m&bitNonASCII != 0 && isCrossMarkedLocation(t) {
+		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || isBuildToolError(t, m) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -1118,7 +1138,8 @@ func hasErrorPrefix(t string) bool {
 	case 'f':
 		return strings.HasPrefix(t, "fatal: ") || strings.HasPrefix(t, "fatal error: ")
 	case 'F':
-		return strings.HasPrefix(t, "FATAL")
+		// rspec's line under a failing example: "Failure/Error: expect(x).to eq 1".
+		return strings.HasPrefix(t, "FATAL") || strings.HasPrefix(t, "Failure/Error: ")
 	case 'C':
 		// git merge and rebase: "CONFLICT (content): Merge conflict in src/a.go";
 		// Claude Code's Bash tool: "Command timed out after 2m 0.0s"; rake:

@@ -198,7 +198,7 @@ func (s lineScan) mayBeSummary() bool {
 		// pytest -q's and mocha's counts: a space after the digits; Dart's
 		// test runner's verdict after its clock, "00:05 +10 -1: …".
 		d := digits(t)
-		return d < len(t) && t[d] == ' ' || hasDartCounter(t)
+		return d < len(t) && (t[d] == ' ' || t[d] == '%') || hasDartCounter(t)
 	case 'N':
 		return strings.HasPrefix(t, "No issues found!")
 
@@ -217,11 +217,13 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "Checked ")
 	case '[':
 		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ") ||
-			m.has('B') && m.has('U') && (strings.HasSuffix(t, "] BUILD FAILURE") || strings.HasSuffix(t, "] BUILD SUCCESS"))
+			m.has('B') && m.has('U') && (strings.HasSuffix(t, "] BUILD FAILURE") || strings.HasSuffix(t, "] BUILD SUCCESS")) ||
+			strings.HasPrefix(t, "[==========] ") || strings.HasPrefix(t, "[  PASSED  ] ") || strings.HasPrefix(t, "[  FAILED  ] ") ||
+			m.has('F') && m.has('U') && strings.HasSuffix(t, "]") && strings.Contains(t, " FAILURE [")
 	case '-':
 		return strings.HasPrefix(t, "-- Configuring incomplete")
 	case 'A':
-		return strings.HasPrefix(t, "Active: ")
+		return strings.HasPrefix(t, "Active: ") || strings.HasPrefix(t, "All ")
 	case 'd':
 		return strings.HasPrefix(t, "done (")
 	case '*':
@@ -245,7 +247,7 @@ func (s lineScan) mayBeSummary() bool {
 		// ("tests/a.py", "testenv/body.go:21:").
 		return strings.HasPrefix(t, "test result:") || strings.HasPrefix(t, "tests finished:")
 	case 'T':
-		return strings.HasPrefix(t, "Test") || strings.HasPrefix(t, "Total tests: ")
+		return strings.HasPrefix(t, "Test") || strings.HasPrefix(t, "Total tests: ") || t == "The following tests FAILED:"
 	case 'F':
 		return strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "Found ") || strings.HasPrefix(t, "Failed!") || strings.HasPrefix(t, "Failed: ")
 	}
@@ -265,8 +267,8 @@ func (s lineScan) mayBeExitNotice() bool {
 // start (trimmed) or end with; passFirst and passLast the same for
 // isPassingTest.
 var (
-	failFirst = setOf("FE-rt_0123456789(T")
-	failLast  = setOf("LRD)")
+	failFirst = setOf("FE-rt_0123456789(T[%")
+	failLast  = setOf("LRD)!]*")
 	passFirst = setOf("PSX-=tA?(")
 	passLast  = setOf("kdeDL)")
 )
@@ -285,9 +287,10 @@ func (s lineScan) mayBeFailingTest() bool {
 	}
 	if c := s.t[0]; isDigit(c) {
 		// A numbered failure heading: "1) Cart sums"; Dart's failed test,
-		// "00:03 +4 -1: Cart totals [E]".
+		// "00:03 +4 -1: Cart totals [E]"; CTest's, " 6/12 Test  #6: x
+		// ***Failed" ("6 - x (Failed)" ends in failLast).
 		d := digits(s.t)
-		return d < len(s.t) && s.t[d] == ')' || hasDartCounter(s.t) && strings.HasSuffix(s.t, " [E]")
+		return d < len(s.t) && (s.t[d] == ')' || s.t[d] == '/') || hasDartCounter(s.t) && strings.HasSuffix(s.t, " [E]")
 	}
 	return failFirst[s.t[0]]
 }
