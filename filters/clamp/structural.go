@@ -26,7 +26,7 @@ func structuralNote(keptBytes, totalBytes, totalLines int) string {
 }
 
 // maxCutTries bounds the aims tried: each try is a linear pass over the
-// text, and each aim is at most two thirds of the one before.
+// text, and each aim is smaller than the one before.
 const maxCutTries = 4
 
 // StructuralText cuts one text under lim with cut, or returns ok false (the
@@ -61,14 +61,18 @@ func StructuralText(s, toolName, args string, lim Limits, cut Cutter) (string, b
 			return out, true
 		}
 		next := aim * 2 / 3
+		if len(out) > room {
+			// The cut's output grows with its aim: scaled to what it
+			// overshot by, the next aim misses by little, where two thirds
+			// of an aim a few bytes over would throw a third away (150
+			// failing examples that fit in 50 KB kept 100).
+			next = int(int64(aim) * int64(room) / int64(len(out)) * 19 / 20)
+		}
 		if n+1 > maxLines {
 			// Bytes per kept line tell how many bytes fit the line limit.
 			next = min(next, int(int64(aim)*int64(maxLines-1)/int64(n+1)*9/10))
 		}
-		if len(out) > room {
-			next = min(next, int(int64(aim)*int64(room)/int64(len(out))*9/10))
-		}
-		aim = next
+		aim = min(next, aim-1)
 	}
 	return "", false
 }

@@ -750,7 +750,10 @@ func (p *plan) selectGreedy() {
 			continue // taken as another line's parent, or only ever so
 		}
 		cost, taken := p.take(i)
-		if used+cost > limit && !p.must(i) {
+		// A hard budget holds must-keep lines to it too: a clamp that
+		// cannot cut under its limit falls back to the head alone, which
+		// keeps none of them (a run with 150 failing examples).
+		if used+cost > limit && (!p.must(i) || p.hard) {
 			p.untake(i, taken)
 			if p.cls[i].tier == tierCritical {
 				skipped = append(skipped, int32(i))
@@ -785,6 +788,9 @@ func (p *plan) selectGreedy() {
 	// half the aim: where the next edit goes.
 	if c := p.omittedCriticalLocations(); c > 0 {
 		p.listLeft = max(p.listLeft, min(c, p.budget/2))
+	}
+	if p.hard {
+		p.listLeft = max(p.budget-used, 0) // what selection left, no more
 	}
 	p.usedBytes = used + p.listLeft
 	p.fillSmallGaps()
