@@ -217,6 +217,112 @@ var sourceSet = map[string]string{
 	"fixtures-piwardrive":         "tuning", // Trashytalk/piwardrive: pytest, pydocstyle, radon
 	"fixtures-qualityfoundry":     "tuning", // WilliamMunster/qualityfoundry: pytest ×2
 	"fixtures-depthfusion":        "tuning", // gregdigittal/depthfusion: pytest ×2
+
+	// Round 29a (testdata/fixtures/SOURCES-round29a.md): type checkers,
+	// linters and test runners of Python, JS/TS, Rust, Go, PHP, Ruby and
+	// Elixir, placed here before any was compressed.
+	"fixtures-agent-utilities":               "tuning", // Knuckles-Team/agent-utilities: mypy
+	"fixtures-agentsocial":                   "tuning", // AndrewAltimit/AgentSocial: python-lint-suite
+	"fixtures-alphatriangle":                 "tuning", // lguibr/alphatriangle: mypy, ruff
+	"fixtures-backfill":                      "tuning", // ellipticmarketing/backfill: pest ×2
+	"fixtures-big-ole-orchestrator":          "tuning", // lprior-repo/big-ole-orchestrator: cargo-test, cargo-build, cargo-nextest
+	"fixtures-bitnet-rs":                     "tuning", // EffortlessMetrics/BitNet-rs: cargo-test
+	"fixtures-carbon":                        "tuning", // briannesbitt/Carbon: phpunit
+	"fixtures-cespy":                         "tuning", // RK0429/cespy: pylint
+	"fixtures-charm-trove":                   "tuning", // openstack/charm-trove: tox
+	"fixtures-cirisagent":                    "tuning", // emooreatx/CIRISAgent: mypy
+	"fixtures-codemarie":                     "tuning", // CardSorting/codemarie: biome, tsc
+	"fixtures-core-tools":                    "tuning", // fastertools/core-tools: cargo-clippy
+	"fixtures-cubo":                          "tuning", // PaoloAstrino/cubo: pytest, pytest-collection-error
+	"fixtures-d-sorganization-games":         "tuning", // D-sorganization/Games: ruff
+	"fixtures-de100-monorepo":                "tuning", // DreamEcho100/de100-monorepo: vite-build
+	"fixtures-deployer-recipes":              "tuning", // mittwald/deployer-recipes: phpstan
+	"fixtures-dht":                           "tuning", // Emasoft/dht: pre-commit-ci, mypy
+	"fixtures-dirpoller":                     "tuning", // mshedsilegx/dirpoller: golangci-lint
+	"fixtures-ds-ex":                         "tuning", // nshkrdotcom/ds_ex: mix-credo
+	"fixtures-eloquent-model-generator":      "tuning", // s-a-c/eloquent-model-generator: phpstan
+	"fixtures-exdesk":                        "tuning", // ExDesk/ExDesk: mix-test
+	"fixtures-faststrap":                     "tuning", // Faststrap-org/Faststrap: pytest, ruff
+	"fixtures-go-embedded-ruby":              "tuning", // go-embedded-ruby/ruby: go-test-panic
+	"fixtures-gqlgen":                        "tuning", // 99designs/gqlgen: golangci-lint ×2
+	"fixtures-graphix":                       "tuning", // TeamGraphix/graphix: pyright
+	"fixtures-great-expectations":            "tuning", // great-expectations/great_expectations: mypy
+	"fixtures-herding-cats-rust":             "tuning", // RKTakami/Herding-Cats-Rust: cargo-build ×2, cargo-test
+	"fixtures-hive":                          "tuning", // adenhq/hive: pytest, pytest-tb-short
+	"fixtures-inmanta-core":                  "tuning", // inmanta/inmanta-core: mypy
+	"fixtures-jcode":                         "tuning", // 1jehuang/jcode: cargo-check ×2
+	"fixtures-jsoniter-parallel":             "tuning", // sudo-suhas/jsoniter-parallel: go-test
+	"fixtures-kali-linux-portfolio":          "tuning", // Alex-Unnippillil/kali-linux-portfolio: eslint
+	"fixtures-kite-db":                       "tuning", // naveen246/kite-db: go-test-race
+	"fixtures-lanscape":                      "tuning", // mdennis281/LANscape: pylint
+	"fixtures-laravel-git-hooks":             "tuning", // indy2kro/laravel-git-hooks: phpstan
+	"fixtures-masakari":                      "tuning", // platform9/masakari: ruff
+	"fixtures-mbi":                           "tuning", // ryan112358/mbi: pylint
+	"fixtures-miru-web":                      "tuning", // saeloun/miru-web: rspec-parallel, ruby-traceback, rspec
+	"fixtures-obi-one":                       "tuning", // openbraininstitute/obi-one: ruff
+	"fixtures-obsidian-easy-toggle-sidebars": "tuning", // 3C0D/obsidian-easy-toggle-sidebars: tsc
+	"fixtures-oi-api-ruby":                   "tuning", // wmabee/oi-api-ruby-1: rspec
+	"fixtures-openhtf":                       "tuning", // google/openhtf: pylint, pytest
+	"fixtures-pf9ctl":                        "tuning", // platform9/pf9ctl: golangci-lint
+	"fixtures-pigallery2":                    "tuning", // pianomanx/pigallery2: cypress
+	"fixtures-qwed-verification":             "tuning", // QWED-AI/qwed-verification: pytest
+	"fixtures-raffle-spinner":                "tuning", // CodingButter/raffle-spinner: eslint-turbo
+	"fixtures-reach":                         "tuning", // Hardonian/Reach: tsc ×2, go-test, go-vet
+	"fixtures-retrotui":                      "tuning", // roccolate/retrotui: unittest ×2
+	"fixtures-roadmap":                       "tuning", // shanewilkins/roadmap: pyright
+	"fixtures-rusket":                        "tuning", // bmsuisse/rusket: pyright
+	"fixtures-sparkrun":                      "tuning", // jlapenna/sparkrun: pyright
+	"fixtures-spydrnet":                      "tuning", // byuccl/spydrnet: pylint
+	"fixtures-tsercom":                       "tuning", // rwkeane/tsercom: ruff ×2
+	"fixtures-upup":                          "tuning", // DevinoSolutions/upup: eslint
+	"fixtures-validity-dashboard":            "tuning", // Validity-Studio/validity-dashboard: jest
+	"fixtures-vbs-engine-js":                 "tuning", // DevScholar/vbs-engine-js: tsc
+	"fixtures-vectorta":                      "tuning", // VectorAlpha-dev/VectorTA: cargo-check
+	"fixtures-zerocopy":                      "tuning", // google/zerocopy: cargo-clippy ×3
+	"fixtures-zerorpc-node":                  "tuning", // 0rpc/zerorpc-node: npm-debug
+	// Round 29b (testdata/fixtures/SOURCES-round29b.md): Maven, Gradle and
+	// Kotlin, Stack and Cabal, rebar3, ctest and GoogleTest, Zig, dune,
+	// Julia, testthat, Bazel, Terraform, Ansible, Docker, Nix and make,
+	// placed here before any was compressed.
+	"fixtures-abstractdog-hive":             "tuning", // abstractdog/hive: maven-build
+	"fixtures-aggregation-service":          "tuning", // SemanticSugar/aggregation-service: terraform-plan
+	"fixtures-agora-core":                   "tuning", // CaryIsFree/agora-core: ctest-lasttest-log
+	"fixtures-ast-eclipse-plugin":           "tuning", // Checkmarx/ast-eclipse-plugin: maven-compile
+	"fixtures-bazel-sample-project":         "tuning", // Vecarlos/bazel-sample-project: bazel-build, bazel-test
+	"fixtures-burger":                       "tuning", // BurgerGroup/Burger: ctest-lasttest-log
+	"fixtures-cibseven":                     "tuning", // cibseven/cibseven: maven-test, maven-compile, maven-build, maven-rewrite ×2
+	"fixtures-cns":                          "tuning", // GhostKellz/cns: zig-build
+	"fixtures-cuda-quantum-dist":            "tuning", // RanjaniSundaram/cuda-quantum-dist: ninja
+	"fixtures-eclipse-fusion-lang-plugin":   "tuning", // voidifremoved/eclipse-fusion-lang-plugin: maven-build ×3
+	"fixtures-embeddedgui":                  "tuning", // EmbeddedGUI/EmbeddedGUI: c-unit-test
+	"fixtures-erlmcp":                       "tuning", // seanchatmangpt/erlmcp: rebar3-eunit, rebar3-ct ×2, rebar3-dialyzer, rebar3-compile ×2
+	"fixtures-extractpdf4j":                 "tuning", // ExtractPDF4J/ExtractPDF4J: maven-test
+	"fixtures-fluxus":                       "tuning", // 183600/Fluxus: stack-test ×3, stack-build, cabal-test
+	"fixtures-forestclaw":                   "tuning", // ForestClaw/forestclaw: ctest
+	"fixtures-imce-vocabularies":            "tuning", // opencaesar/imce-vocabularies: gradle-build
+	"fixtures-julianhyde-hive":              "tuning", // julianhyde/hive: maven-test
+	"fixtures-keycloak-config-cli":          "tuning", // adorsys/keycloak-config-cli: maven-failsafe
+	"fixtures-lpython":                      "tuning", // Shaikh-Ubaid/lpython: cmake-configure
+	"fixtures-mapper":                       "tuning", // abel533/Mapper: maven-test
+	"fixtures-noc-koika":                    "tuning", // Barkhausen-Institut/noc-koika: dune-build-log
+	"fixtures-notificationmaster":           "tuning", // Krenandr06/NotificationMaster: gradle-build ×2
+	"fixtures-otaku-reader":                 "tuning", // HeartlessVeteran2/Otaku-Reader: gradle-kotlin, gradle-test ×3, gradle-build ×2
+	"fixtures-p3":                           "tuning", // utgheith/p3: stack-test ×4
+	"fixtures-peakcombiner":                 "tuning", // csoneson/peakCombiner: r-testthat
+	"fixtures-psymp3":                       "tuning", // segin/psymp3: make
+	"fixtures-sc4da":                        "tuning", // AngryMaciek/SC4DA: docker-build
+	"fixtures-spark":                        "tuning", // ianlcsd/spark: maven-build
+	"fixtures-sparta-vpc":                   "tuning", // CodeSparta/sparta-vpc: ansible-playbook
+	"fixtures-swagger-codegen":              "tuning", // fcavalieri/swagger-codegen: maven-build
+	"fixtures-tachiyomiat":                  "tuning", // mannu691/TachiyomiAT: gradle-kotlin
+	"fixtures-terraform-aws-dcos":           "tuning", // dcos-terraform/terraform-aws-dcos: terraform-debug-log
+	"fixtures-terraform-aws-infrastructure": "tuning", // dcos-terraform/terraform-aws-infrastructure: terraform-debug-log
+	"fixtures-terraform-azurerm-dcos":       "tuning", // dcos-terraform/terraform-azurerm-dcos: terraform-debug-log
+	"fixtures-terraform-gcp-dcos":           "tuning", // dcos-terraform/terraform-gcp-dcos: terraform-debug-log
+	"fixtures-text-icu-static-example":      "tuning", // 4e6/text-icu-static-example: nix-build
+	"fixtures-transformers-jl":              "tuning", // AbrJA/Transformers.jl: julia-pkg-test ×3
+	"fixtures-vsla":                         "tuning", // Durban-Designer/vsla: valgrind
+	"fixtures-xeus-lean":                    "tuning", // Verilean/xeus-lean: docker-build
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
@@ -314,7 +420,7 @@ func headline(q *tally) string {
 	return b.String()
 }
 
-// fixtureRecords are the captured console logs of rounds 27 and 28
+// fixtureRecords are the captured console logs of rounds 27 to 29
 // (tuning set), committed with the repository in the corpus's record
 // shape, a file a round.
 const fixtureRecords = "testdata/fixtures/*.jsonl.gz"
