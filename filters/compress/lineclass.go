@@ -1017,7 +1017,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		t != "" && t[0] == '\'' && strings.Contains(t, "' is not recognized as ") ||
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
-		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || isBuildToolError(t, m) {
+		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||

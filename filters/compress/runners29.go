@@ -67,8 +67,7 @@ func isHspecFailure(t string) bool {
 	if strings.HasSuffix(t, " [✘]") {
 		return true
 	}
-	i := strings.LastIndex(t, " FAILED [")
-	return i > 0 && strings.HasSuffix(t, "]") && digits(t[i+len(" FAILED ["):]) == len(t)-i-len(" FAILED [")-1
+	return strings.HasSuffix(beforeCount(t, ']'), " FAILED [")
 }
 
 // isEUnitFailure matches EUnit's failing test, "cart_tests:12: sums_test
@@ -111,8 +110,24 @@ func isCTestFailure(lt string) bool {
 // isRSpecDocFailure matches a failing example as rspec's documentation
 // formatter prints it, "returns 404 (FAILED - 2)".
 func isRSpecDocFailure(t string) bool {
-	i := strings.LastIndex(t, " (FAILED - ")
-	return i > 0 && digits(t[i+len(" (FAILED - "):]) == len(t)-i-len(" (FAILED - ")-1
+	// Read from the end: most lines that end in ')' are code.
+	return strings.HasSuffix(beforeCount(t, ')'), " (FAILED - ")
+}
+
+// beforeCount returns what comes before the count that t ends with, the
+// count's digits followed by closer; "" when t does not end so.
+func beforeCount(t string, closer byte) string {
+	if len(t) < 2 || t[len(t)-1] != closer {
+		return ""
+	}
+	i := len(t) - 1
+	for i > 0 && isDigit(t[i-1]) {
+		i--
+	}
+	if i == len(t)-1 {
+		return ""
+	}
+	return t[:i]
 }
 
 // isJuliaTestFailure matches the Test stdlib's "Test Failed at
@@ -195,6 +210,10 @@ func isBuildToolError(t string, m lineBits) bool {
 	}
 	return m.has('`') && m.has('u') && m.has('f') && strings.Contains(t, "undefined reference to `")
 }
+
+// buildToolFirst are the first bytes of isBuildToolError's forms but the
+// linker's, whose line holds a backquote: the gate before the call.
+var buildToolFirst = setOf(">e[E")
 
 // hasJavacBracketLocation reports whether r starts with a path and the
 // line and column Maven's compiler plugin writes in brackets,
