@@ -121,6 +121,10 @@ func FuzzStructural(f *testing.F) {
 	f.Add("<status>completed</status>\n\n<stdout>\n"+strings.Repeat("x\n", 300)+"</stdout>\n\n<timestamp>t</timestamp>", "BashOutput", `{"bash_id":"b1"}`, 200)
 	f.Add("Command: pytest\nDirectory: (root)\nOutput: "+strings.Repeat("t.py::x PASSED\n", 40)+"=== 1 failed in 0.1s ===\nError: (none)\nExit Code: 1\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 1", "run_shell_command", `{"command":"pytest"}`, 300)
 	f.Add(strings.Repeat("     1→2026-01-01 10:00:00 INFO ok\n", 60)+"    61→Traceback (most recent call last):\n    62→ValueError: x\n", "Read", `{"file_path":"/tmp/tasks/b1.output"}`, 300)
+	// Many failing examples under a hard aim (a target that is a multiple
+	// of 7), and a CI log read back with Read's numbers before its prefix.
+	f.Add(strings.Repeat("rspec ./spec/a_spec.rb:12 # Cart sums the totals of every line\n  1) Cart sums\n     Failure/Error: x\n", 80)+"240 examples, 80 failures\n", "bash", `{"command":"bundle exec rspec"}`, 700)
+	f.Add(strings.Repeat("     1→2026-07-14T14:03:52.0047503Z [  FAILED  ] CartTest.Sums (0 ms)\n", 40)+"    41→2026-07-14T14:03:52.0047503Z  1 FAILED TEST\n", "Read", `{"file_path":"/tmp/ci.log"}`, 301)
 	f.Fuzz(func(t *testing.T, text, tool, args string, target int) {
 		// Small targets exercise the cutting; the default exercises the
 		// pass-through of small outputs.
@@ -136,6 +140,8 @@ func FuzzStructural(f *testing.F) {
 				opts.TargetBytes = 0
 			}
 		}
+		// The clamp's hard aim (Cut): must-keep lines and lists held to it.
+		opts.Hard = opts.TargetBytes > 0 && target%7 == 0
 		s := Structural(opts)
 		h := Hint{ToolName: tool, Args: args}
 		checkFuzzOutput(t, s, text, h, true)
