@@ -513,8 +513,17 @@ func classifyProgram(seg string) Kind {
 	}
 	switch prog {
 	case "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "rspec", "phpunit",
-		"ctest", "gotestsum", "nosetests", "trial", "runtests.py", "karma", "playwright":
+		"ctest", "gotestsum", "nosetests", "trial", "runtests.py", "karma", "playwright",
+		"pest", "paratest", "bats", "busted", "prove":
 		return KindTestLog
+	case "stack", "cabal", "dune", "zig", "lein":
+		if hasWord("test") {
+			return KindTestLog
+		}
+	case "rebar3":
+		if hasWord("eunit") || hasWord("ct") {
+			return KindTestLog
+		}
 	case "python", "python3", "python2", "uv", "poetry", "pipenv", "hatch":
 		if hasWord("pytest") || hasWord("unittest") || hasWord("test") || hasWord("tox") ||
 			strings.Contains(seg, "runtests") || strings.Contains(seg, "manage.py test") || strings.Contains(seg, "bin/test") {

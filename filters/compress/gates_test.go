@@ -325,7 +325,9 @@ func isFailingTestOld(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "× ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● "): // jest, vitest
 		return true
-	case strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".")): // jest suite
+	case strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".") || strings.Contains(lt, "\\")): // jest suite; Pest's (round 29)
+		return true
+	case strings.HasPrefix(lt, "FAILED  ") && len(lt) > 8 && lt[8] != ' ': // Pest (round 29)
 		return true
 	case strings.HasPrefix(lt, "rspec ./"):
 		return true
@@ -339,7 +341,7 @@ func isFailingTestOld(l string) bool {
 		return isPathTestID(ruleTitle(lt, '_'))
 	case strings.HasPrefix(lt, "(fail) "): // bun test (added with the switch)
 		return true
-	case strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:": // node:test (added with the switch)
+	case strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" && !isESLintCount(lt): // node:test (added with the switch; not ESLint's count, round 29)
 		return true
 	case strings.HasSuffix(t, ")") && hasTimedResult(t, " ... FAILED ("): // Deno (added with the switch)
 		return true

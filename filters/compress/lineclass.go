@@ -620,8 +620,13 @@ func isFailingTest(l string) bool {
 		if strings.HasPrefix(t, "FAIL: ") || strings.HasPrefix(t, "ERROR: ") { // unittest
 			return true
 		}
-		// A jest suite ("FAIL src/a.test.ts"), a vitest test ("FAIL  src/a.test.ts > cart > sums").
-		if strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".") || strings.Contains(lt, " > ")) {
+		// A jest suite ("FAIL src/a.test.ts"), a vitest test ("FAIL  src/a.test.ts > cart > sums"),
+		// a Pest suite ("FAIL  Tests\Unit\CartTest").
+		if strings.HasPrefix(lt, "FAIL ") && (strings.Contains(lt, "/") || strings.Contains(lt, ".") || strings.Contains(lt, " > ") || strings.Contains(lt, "\\")) {
+			return true
+		}
+		// Pest (Collision's printer), indented: "  FAILED  Tests\Unit\CartTest > it sums   Error".
+		if strings.HasPrefix(lt, "FAILED  ") && len(lt) > 8 && lt[8] != ' ' {
 			return true
 		}
 		// dotnet test (vstest's console logger): "Failed Ns.CartTests.Sums [12 ms]".
@@ -636,7 +641,7 @@ func isFailingTest(l string) bool {
 			return true
 		}
 	case "✕"[0]: // jest, vitest: ✕, ✗ and ● share their first byte; node:test's spec reporter ✖
-		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") || strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" {
+		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") || strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" && !isESLintCount(lt) {
 			return true
 		}
 		// swift-testing: "✘ Test sums() failed after 0.001 seconds with 1

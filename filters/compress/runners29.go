@@ -141,7 +141,8 @@ func isJuliaTestFailure(lt string) bool {
 // ("[==========] 6 tests from 2 test suites ran. (1 ms total)", "[  PASSED
 // ] 4 tests.", "[  FAILED  ] 2 tests, listed below:", " 2 FAILED TESTS"),
 // EUnit ("Failed: 3.  Skipped: 0.  Passed: 45.", "All 45 tests passed."),
-// Julia's Test ("Test Summary: | Pass  Fail  Total  Time"), zig build
+// ESLint ("✖ 6786 problems (6781 errors, 5 warnings)"), Julia's Test
+// ("Test Summary: | Pass  Fail  Total  Time"), zig build
 // ("Build Summary: 0/3 steps succeeded; 1 failed") and Maven's reactor
 // ("[INFO] cart-core ........ FAILURE [ 18.359 s]").
 func isRunnerSummary(t string) bool {
@@ -172,11 +173,24 @@ func isRunnerSummary(t string) bool {
 	case c == 'B':
 		r, ok := strings.CutPrefix(t, "Build Summary: ")
 		return ok && digits(r) > 0 && strings.Contains(r, " steps succeeded")
+	case c == "✖"[0]:
+		return isESLintCount(t)
 	case c == 'A':
 		r, ok := strings.CutPrefix(t, "All ")
 		return ok && digits(r) > 0 && (strings.HasSuffix(r, " tests passed.") || strings.HasSuffix(r, " test passed."))
 	}
 	return false
+}
+
+// isESLintCount matches ESLint's count of what it found, "✖ 3 problems (2
+// errors, 1 warning)": a summary, not node:test's failing test ("✖ sums").
+func isESLintCount(t string) bool {
+	r, ok := strings.CutPrefix(t, "✖ ")
+	if !ok {
+		return false
+	}
+	d := digits(r)
+	return d > 0 && (strings.HasPrefix(r[d:], " problems (") || strings.HasPrefix(r[d:], " problem ("))
 }
 
 // isBuildToolError matches the error lines of build tools whose form no

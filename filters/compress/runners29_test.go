@@ -63,6 +63,14 @@ func TestRound29RunnerForms(t *testing.T) {
 		{"Test Failed at /src/test/runtests.jl:12", true, false, false},
 		{"Error During Test at /src/test/runtests.jl:20", true, false, false},
 		{"Test Summary: | Pass  Fail  Total  Time", false, true, false},
+		// Pest.
+		{"   FAILED  Elliptic\\Backfill\\Tests\\Unit\\RowLimiterServiceTest > it limits   Error   ", true, false, false},
+		{"  FAIL  Tests\\Unit\\CartTest", true, false, false},
+		{"  FAILED   ", false, true, false}, // unittest's verdict line, not a test
+		// ESLint's count, not node:test's failing test.
+		{"✖ 6786 problems (6781 errors, 5 warnings)", false, true, false},
+		{"✖ 1 problem (1 error, 0 warnings)", false, true, false},
+		{"✖ sums the cart", true, false, false},
 		// zig build.
 		{"Build Summary: 0/3 steps succeeded; 1 failed", false, true, false},
 		// Gradle, kotlinc, a linker, Bazel.
@@ -86,5 +94,34 @@ func TestRound29RunnerForms(t *testing.T) {
 			t.Errorf("isErrorLineIn(%q) = %v, want %v", tc.l, got, tc.errs)
 		}
 		checkGates(t, tc.l)
+	}
+}
+
+// TestRound29TestCommands: the runners round 29's logs came from are test
+// runs by their command, as phpunit and pytest are; their builds are not.
+func TestRound29TestCommands(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want Kind
+	}{
+		{"vendor/bin/pest --compact", KindTestLog},
+		{"vendor/bin/paratest", KindTestLog},
+		{"bats test/", KindTestLog},
+		{"busted spec/", KindTestLog},
+		{"prove -lr t/", KindTestLog},
+		{"stack test", KindTestLog},
+		{"cabal test all", KindTestLog},
+		{"dune test", KindTestLog},
+		{"zig build test", KindTestLog},
+		{"lein test", KindTestLog},
+		{"rebar3 eunit", KindTestLog},
+		{"rebar3 ct --suite=cart_SUITE", KindTestLog},
+		{"stack build", ""},
+		{"zig build", ""},
+		{"rebar3 compile", ""},
+	} {
+		if got := classifyProgram(tc.cmd); got != tc.want {
+			t.Errorf("classifyProgram(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
 	}
 }
