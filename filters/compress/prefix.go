@@ -159,13 +159,6 @@ func (h headPrefixes) most(n int) bool { return n >= 3 && n*5 >= h.lines*3 }
 // …", "Output:" before `gh run view --log`).
 func (h headPrefixes) ci() bool { return h.ciEarly || h.most(h.ciLine) }
 
-// isSyslog reports whether most of text's first lines carry a syslog
-// prefix.
-func isSyslog(text string) bool {
-	h := headPrefixesAfter(text, false)
-	return h.most(h.syslog)
-}
-
 // cut is the length of line l's prefix of kind f, or 0 when l has none;
 // with numberedPrefix, of the read's number and the prefix after it, or 0
 // when no prefix follows the number.
@@ -385,19 +378,10 @@ func headLines(text string, n int) iter.Seq[string] {
 	}
 }
 
-// isTaskLog reports whether most of text's first lines carry a task prefix
-// (taskPrefixLen), one of them on three lines at least: a workspace run
-// interleaves its packages, and a prose line that happens to open with "Note
-// that: " is not a run.
-func isTaskLog(text string) bool {
-	var r taskRun
-	for l := range headLines(text, taskLogLines) {
-		r.add(l)
-	}
-	return r.is()
-}
-
-// taskRun is isTaskLog's count over the lines it has read.
+// taskRun counts, over the lines it has read, those that carry a task
+// prefix (taskPrefixLen) and the longest run of one task: most of the first
+// lines carry one, one of them on three lines at least, in a workspace run,
+// and a prose line that happens to open with "Note that: " is not a run.
 type taskRun struct {
 	lines, prefixed, best, run int
 	last                       string

@@ -410,3 +410,19 @@ func FuzzPrefixOf(f *testing.F) {
 		}
 	})
 }
+
+// isTaskLog and isSyslog are prefixOf's task and syslog tests on their
+// own: most of text's first lines carry the prefix (for a task, one task on
+// three lines at least).
+func isTaskLog(text string) bool {
+	var r taskRun
+	for l := range headLines(text, taskLogLines) {
+		r.add(l)
+	}
+	return r.is()
+}
+
+func isSyslog(text string) bool {
+	h := headPrefixesAfter(text, false)
+	return h.most(h.syslog)
+}

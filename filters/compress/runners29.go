@@ -48,12 +48,11 @@ func isSurefireResult(lt string) bool {
 	return dot > 0 && dot < len(name)-1 && isIdentifier(name[:dot]) && isIdentifier(name[dot+1:])
 }
 
-// isIdentifier reports whether s is a (dotted, generic-free) name: letters,
-// digits, '_', '$' and '.'.
+// isIdentifier reports whether s is a (dotted, generic-free) name: word
+// bytes, '$' and '.'.
 func isIdentifier(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '$' || c == '.') {
+		if c := s[i]; !isWordByte(c) && c != '$' && c != '.' {
 			return false
 		}
 	}
