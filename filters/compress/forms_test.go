@@ -1634,6 +1634,51 @@ func TestReadOfSavedOutputKeepsOutcome(t *testing.T) {
 	}
 }
 
+// TestReadKeepsExitStatus: a file that says a run failed with an exit
+// status (a troubleshooting note, a comment on what a tool returns) keeps
+// that line at 10x, before the outline of definitions that would fill the
+// aim; a file without one keeps its outline as before.
+func TestReadKeepsExitStatus(t *testing.T) {
+	read := func(line string) string {
+		var b strings.Builder
+		n := 1
+		for i := range 150 {
+			fmt.Fprintf(&b, "%6d→func handler%03d(w http.ResponseWriter, r *http.Request) error {\n", n, i)
+			fmt.Fprintf(&b, "%6d→\treturn serve(w, r, %d)\n%6d→}\n", n+1, i, n+2)
+			n += 3
+			if i == 90 {
+				fmt.Fprintf(&b, "%6d→%s\n", n, line)
+				n++
+			}
+		}
+		return b.String()
+	}
+	for _, l := range []string{
+		"// rustup check returns exit code 100 when updates are available",
+		"CI has no such key, so both tests failed there with exit code 1.",
+		"  4. Reports issues as non-blocking warnings (exit status 2)",
+	} {
+		text := read(l)
+		h := Hint{ToolName: "Read", Args: `{"file_path":"/repo/src/handlers.go"}`}
+		s := Structural(StructuralOptions{TargetRatio: 10})
+		out, rep := s.Compress(text, h)
+		if rep.Kind != KindFileRead || !rep.Changed {
+			t.Fatalf("kind %s, changed %v", rep.Kind, rep.Changed)
+		}
+		if !strings.Contains(out, l) {
+			t.Errorf("%q was dropped:\n%s", l, out)
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Error(err)
+		}
+	}
+	// An exit status of 0 is no failure: the line is not held ahead of the outline.
+	out, _ := Structural(StructuralOptions{TargetRatio: 10}).Compress(read("// the check exits with exit code 0 on success"), Hint{ToolName: "Read", Args: `{"file_path":"/repo/src/handlers.go"}`})
+	if strings.Contains(out, "exit code 0 on success") {
+		t.Errorf("a zero exit status was kept as an outcome:\n%s", out)
+	}
+}
+
 func TestShellReadExtension(t *testing.T) {
 	for cmd, want := range map[string]string{
 		"tail -n 80 /tmp/build.log":              "log",
