@@ -323,6 +323,49 @@ var sourceSet = map[string]string{
 	"fixtures-transformers-jl":              "tuning", // AbrJA/Transformers.jl: julia-pkg-test ×3
 	"fixtures-vsla":                         "tuning", // Durban-Designer/vsla: valgrind
 	"fixtures-xeus-lean":                    "tuning", // Verilean/xeus-lean: docker-build
+	// Round 30a (testdata/fixtures/SOURCES-round30a.md): AddressSanitizer,
+	// valgrind, clang-tidy, cppcheck, make and Ninja with gcc, CMake,
+	// MSBuild, CTest's LastTest.log, dune's _build/log, sbt with ScalaTest
+	// and a Flutter crash report, placed here before any was compressed.
+	"fixtures-agentguard":             "tuning", // 100rabhkr/AgentGuard: ctest-lasttest-log
+	"fixtures-asura":                  "tuning", // Acnologla/asura: dune-log
+	"fixtures-blended":                "tuning", // woq-blended/blended: sbt-test
+	"fixtures-btc-horcrux":            "tuning", // 4xy0/btc_horcrux: ctest-lasttest-log
+	"fixtures-ckpttn-cpp":             "tuning", // luk036/ckpttn-cpp: clang-tidy ×2
+	"fixtures-crispasr":               "tuning", // CrispStrobe/CrispASR: ninja-build-error
+	"fixtures-flutter-lc-im":          "tuning", // 451518849/flutter_lc_im: flutter-crash-report
+	"fixtures-gnupg-libksba1":         "tuning", // ivd38/gnupg_libksba1: asan
+	"fixtures-kaban":                  "tuning", // bokuyemskyy/kaban: cmake-configure-debug-find
+	"fixtures-lottieconverter":        "tuning", // sot-tech/LottieConverter: valgrind
+	"fixtures-metapackages":           "tuning", // agc93/MetaPackages: msbuild-korebuild
+	"fixtures-mini-ov1":               "tuning", // fuzzrf/mini_ov1: asan
+	"fixtures-net-snmp1":              "tuning", // fuzzrf/net_snmp1: asan
+	"fixtures-packagesourcediscovery": "tuning", // MyGet/PackageSourceDiscovery: msbuild ×2
+	"fixtures-pubsubclient":           "tuning", // AryanGodara/pubsubClient: dune-log
+	"fixtures-quix":                   "tuning", // ryebreadv0/quix: clang-tidy
+	"fixtures-todo-htmx-ocaml":        "tuning", // Alfagov/Todo_HTMX_OCaml: dune-log
+	"fixtures-wh-wall":                "tuning", // torneos/wh-wall: asan
+	"fixtures-zen-c":                  "tuning", // z-libs/Zen-C: cppcheck, make-gcc, gcc-warnings
+	// Round 30b (testdata/fixtures/SOURCES-round30b.md): node --test's TAP,
+	// mocha, karma, minitest under rails test, rubocop, tox, behave, bats,
+	// shellcheck, webpack and a Ginkgo race report, placed here before any
+	// was compressed.
+	"fixtures-asciidoctor-extensions-lab": "tuning", // hybras/asciidoctor-extensions-lab: rubocop
+	"fixtures-bashmatic":                  "tuning", // kigster/bashmatic: shellcheck
+	"fixtures-cf-networking-release":      "tuning", // cloudfoundry/cf-networking-release: go-test-race
+	"fixtures-cmr-metadata-review":        "tuning", // nasa/cmr-metadata-review: rails-test-minitest
+	"fixtures-cv2stuff":                   "tuning", // jskksj/cv2stuff: tox
+	"fixtures-fxy":                        "tuning", // doomguy/fxy: bats
+	"fixtures-mixmax-bull":                "tuning", // mixmaxhq/bull: mocha
+	"fixtures-moodlemobile2":              "tuning", // hOdOrNight/moodlemobile2: karma
+	"fixtures-mushroom-observer":          "tuning", // MushroomObserver/mushroom-observer: rails-test-minitest ×2, rubocop
+	"fixtures-nimi-python":                "tuning", // ni/nimi-python: tox ×2
+	"fixtures-nodedashboard":              "tuning", // alimobrem/NodeDashboard: webpack-dev-server
+	"fixtures-prettier-plugin-gml":        "tuning", // SimulatorLife/prettier-plugin-gml: node-test-tap
+	"fixtures-samvera-orcid":              "tuning", // samvera-deprecated/orcid: rubocop
+	"fixtures-tdd-bdd-final-project":      "tuning", // FruitBat20/tdd-bdd-final-project: behave
+	"fixtures-vscode-translate-hover":     "tuning", // satokaz/vscode-translate-hover: mocha
+	"fixtures-yargs-clone-testing":        "tuning", // StuartRucker/yargs-clone-testing: mocha-tap
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
