@@ -514,8 +514,22 @@ func classifyProgram(seg string) Kind {
 	switch prog {
 	case "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "rspec", "phpunit",
 		"ctest", "gotestsum", "nosetests", "trial", "runtests.py", "karma", "playwright",
-		"pest", "paratest", "bats", "busted", "prove":
+		"pest", "paratest", "bats", "busted", "prove", "behave":
 		return KindTestLog
+	case "rails", "rake":
+		// minitest under Rails and rake: "bin/rails test", "rake test",
+		// "rails test:system".
+		for _, w := range words[1:] {
+			if w == "test" || strings.HasPrefix(w, "test:") {
+				return KindTestLog
+			}
+		}
+	case "bundle":
+		// "bundle exec rspec", "bundle exec rails test": the program
+		// bundler runs says what the output is.
+		if arg(1) == "exec" && len(words) > 2 {
+			return classifyProgram(strings.Join(words[2:], " "))
+		}
 	case "stack", "cabal", "dune", "zig", "lein":
 		if hasWord("test") {
 			return KindTestLog

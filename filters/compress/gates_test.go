@@ -359,6 +359,8 @@ func isFailingTestOld(l string) bool {
 		return !strings.Contains(t, "Tests run:")
 	case isSurefireResult(lt), isHspecFailure(t), isEUnitFailure(t), isCommonTestFailure(lt), isCTestFailure(lt), isJuliaTestFailure(lt), isRSpecDocFailure(t): // likewise
 		return true
+	case isTAPFailure(lt), isMinitestProgressFailure(lt), isMinitestSpecFailure(t), isScalaTestFailure(t, lt): // round 30's fixtures
+		return true
 	}
 	return false
 }

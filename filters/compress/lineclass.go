@@ -633,7 +633,11 @@ func isFailingTest(l string) bool {
 		if strings.HasPrefix(lt, "Failed ") && endsWithBracketDuration(lt) {
 			return true
 		}
-		if isJuliaTestFailure(lt) {
+		if isJuliaTestFailure(lt) || isMinitestProgressFailure(lt) {
+			return true
+		}
+	case 'n': // TAP: "not ok 3 - sums the cart"
+		if isTAPFailure(lt) {
 			return true
 		}
 	case '-':
@@ -704,13 +708,13 @@ func isFailingTest(l string) bool {
 		return strings.HasSuffix(t, " ... FAIL") || strings.HasSuffix(t, " ... ERROR") || strings.HasSuffix(t, " ... FAILED") || // unittest -v, cargo
 			(strings.HasSuffix(t, " FAILED") || strings.HasSuffix(t, " ERROR")) && strings.Contains(t, "::") // pytest -v
 	case ')': // Deno: "sub ... FAILED (1ms)"; CTest's list: "6 - cart_sums (Failed)"; rspec: "returns 404 (FAILED - 2)"
-		return hasTimedResult(t, " ... FAILED (") || isCTestFailure(lt) || isRSpecDocFailure(t)
+		return hasTimedResult(t, " ... FAILED (") || isCTestFailure(lt) || isRSpecDocFailure(t) || isMinitestSpecFailure(t)
 	case '!':
 		return isSurefireFailure(t)
 	case ']':
 		return isHspecFailure(t)
 	case '*':
-		return isEUnitFailure(t)
+		return isEUnitFailure(t) || isScalaTestFailure(t, lt)
 	}
 	return false
 }
@@ -1022,7 +1026,10 @@ func isErrorLineIn(l string, m lineBits) bool {
 		t != "" && t[0] == '\'' && strings.Contains(t, "' is not recognized as ") ||
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
-		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) {
+		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) ||
+		// minitest's failed assertion, "Minitest::Assertion:   Expected
+		// false to be truthy." (its errors end in Error already).
+		m.has('M') && m.has('A') && strings.HasPrefix(t, "Minitest::Assertion:") {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||
@@ -1307,6 +1314,11 @@ func isToolError(t string, m lineBits) bool {
 		return false
 	}
 	r := t[c+2:]
+	if t[:c] == "ninja" {
+		// A build ninja gave up on: "ninja: build stopped: subcommand
+		// failed." ("ninja: error: …" has its error word).
+		return strings.HasPrefix(r, "build stopped: ")
+	}
 	if v, ok := strings.CutPrefix(r, "cannot "); ok {
 		// coreutils' verbs ("cannot stat", "cannot create directory"),
 		// not a commit subject's "cannot be empty".

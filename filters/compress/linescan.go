@@ -219,7 +219,7 @@ func (s lineScan) mayBeSummary() bool {
 		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ") ||
 			m.has('B') && m.has('U') && (strings.HasSuffix(t, "] BUILD FAILURE") || strings.HasSuffix(t, "] BUILD SUCCESS")) ||
 			strings.HasPrefix(t, "[==========] ") || strings.HasPrefix(t, "[  PASSED  ] ") || strings.HasPrefix(t, "[  FAILED  ] ") ||
-			m.has('F') && m.has('U') && strings.HasSuffix(t, "]") && strings.Contains(t, " FAILURE [")
+			m.has('F') && m.has('U') && strings.HasSuffix(t, "]") && strings.Contains(t, " FAILURE [") || isScalaTestSummary(t)
 	case '-':
 		return strings.HasPrefix(t, "-- Configuring incomplete")
 	case 'A':
@@ -227,7 +227,7 @@ func (s lineScan) mayBeSummary() bool {
 	case 'd':
 		return strings.HasPrefix(t, "done (")
 	case '*':
-		return strings.HasPrefix(t, "** ")
+		return strings.HasPrefix(t, "** ") || strings.HasPrefix(t, "*** ") // ScalaTest: "*** 2 TESTS FAILED ***"
 	case '#':
 		return strings.HasPrefix(t, "# ")
 	case 'D':
@@ -267,7 +267,7 @@ func (s lineScan) mayBeExitNotice() bool {
 // start (trimmed) or end with; passFirst and passLast the same for
 // isPassingTest.
 var (
-	failFirst = setOf("FE-rt_0123456789(T[%")
+	failFirst = setOf("FE-rt_0123456789(T[%n")
 	failLast  = setOf("LRD)!]*")
 	passFirst = setOf("PSX-=tA?(")
 	passLast  = setOf("kdeDL)")

@@ -149,7 +149,13 @@ func isRunnerSummary(t string) bool {
 	case isDigit(c):
 		r := t[digits(t):]
 		return strings.HasPrefix(r, "% tests passed, ") && strings.Contains(r, " failed out of ") ||
-			r == " FAILED TESTS" || r == " FAILED TEST"
+			r == " FAILED TESTS" || r == " FAILED TEST" || isCountsSummary(r)
+	case c == '*':
+		return isScalaTestSummary(t)
+	case c == '#':
+		return isTAPCount(t)
+	case c == '=':
+		return isValgrindSummary(t)
 	case c == 'T':
 		return t == "The following tests FAILED:" || strings.HasPrefix(t, "Test Summary:") && strings.Contains(t, " | ")
 	case c == '[':
@@ -166,6 +172,7 @@ func isRunnerSummary(t string) bool {
 			i := strings.Index(r, " FAILURE [")
 			return i > 0 && strings.HasSuffix(r, "]") && strings.Contains(r[:i], " ..")
 		}
+		return isScalaTestSummary(t)
 	case c == 'F':
 		r, ok := strings.CutPrefix(t, "Failed: ")
 		return ok && digits(r) > 0 && strings.Contains(r, ".  Skipped: ") && strings.Contains(r, "Passed: ")
@@ -176,7 +183,7 @@ func isRunnerSummary(t string) bool {
 		return isESLintCount(t)
 	case c == 'A':
 		r, ok := strings.CutPrefix(t, "All ")
-		return ok && digits(r) > 0 && (strings.HasSuffix(r, " tests passed.") || strings.HasSuffix(r, " test passed."))
+		return ok && digits(r) > 0 && (strings.HasSuffix(r, " tests passed.") || strings.HasSuffix(r, " test passed.")) || isScalaTestSummary(t)
 	}
 	return false
 }
