@@ -345,7 +345,7 @@ func isFailingTestOld(l string) bool {
 		return true
 	case strings.HasSuffix(t, ")") && hasTimedResult(t, " ... FAILED ("): // Deno (added with the switch)
 		return true
-	case strings.HasPrefix(lt, "Test Case '") && strings.Contains(lt, "' failed ("): // XCTest (added with round 27's fixtures)
+	case strings.HasPrefix(lt, "Test Case '") && strings.Contains(lt[len("Test Case '"):], "' failed ("): // XCTest (added with round 27's fixtures): a name between the quotes
 		return true
 	case (strings.HasPrefix(lt, "✘ Test ") || strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(lt, "􀢄"), " "), "Test ") && strings.HasPrefix(lt, "􀢄")) &&
 		!strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(lt, "✘"), "􀢄"), " "), "Test run with ") &&
