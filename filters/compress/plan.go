@@ -310,12 +310,21 @@ func (p *plan) setGroup(i int, g int32) {
 	p.group[i] = g
 }
 
-// stripANSI removes CSI escape sequences ("\x1b[32m", "\x1b[0K").
+// stripANSI removes CSI escape sequences ("\x1b[32m", "\x1b[0K"). A line
+// repainted in place reads as a terminal shows it: when the cursor is
+// sent back to the line's first column ("\x1b[1000D", "\x1b[1G") and the
+// line erased ("\x1b[K"), what was printed before the move is gone, and
+// "\x1b[2K" erases all of it (ECMA-48: CUB, CHA, EL). minitest-reporters'
+// progress bar and many spinners repaint so; read as bytes, a run's
+// " FAIL Cart#test_sums (0.02s)" sat behind the bar it replaced. Text is
+// only ever cut where an escape sequence stood, never inside a rune.
 func stripANSI(s string) string {
 	if strings.IndexByte(s, 0x1b) < 0 {
 		return s
 	}
 	b := make([]byte, 0, len(s))
+	lineStart := 0 // where the current line starts in b
+	moved := -1    // where the cursor went back to the first column, or -1
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
 			j := i + 2
@@ -323,11 +332,33 @@ func stripANSI(s string) string {
 				j++
 			}
 			if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
+				switch n := s[i+2 : j]; s[j] {
+				case 'D': // cursor back n columns: to the first when n reaches it
+					if d := digits(n); d == len(n) && d > 0 && d <= 7 {
+						if k, _ := strconv.Atoi(n); k >= len(b)-lineStart {
+							moved = len(b)
+						}
+					}
+				case 'G': // cursor to column n, the first when absent
+					if n == "" || n == "0" || n == "1" {
+						moved = len(b)
+					}
+				case 'K': // erase in line
+					switch {
+					case n == "2":
+						b, moved = b[:lineStart], -1
+					case moved >= 0 && (n == "" || n == "0"):
+						b, moved = append(b[:lineStart], b[moved:]...), -1
+					}
+				}
 				i = j
 				continue
 			}
 		}
 		b = append(b, s[i])
+		if s[i] == '\n' {
+			lineStart, moved = len(b), -1
+		}
 	}
 	return string(b)
 }
