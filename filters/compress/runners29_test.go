@@ -8,10 +8,7 @@ import "testing"
 // Bazel) are read as failing tests, summaries and error lines, and their
 // look-alikes are not.
 func TestRound29RunnerForms(t *testing.T) {
-	for _, tc := range []struct {
-		l                      string
-		failing, summary, errs bool
-	}{
+	checkRunnerForms(t, []runnerForm{
 		// GoogleTest.
 		{"[  FAILED  ] CartTest.Sums (0 ms)", true, false, false},
 		{"[  FAILED  ] CartTest.Sums", true, false, false},
@@ -82,7 +79,20 @@ func TestRound29RunnerForms(t *testing.T) {
 		{"(.text+0x79): undefined reference to `__cxa_call_unexpected'", false, false, true},
 		{"Error in fail: maven_install.json contains an invalid input signature", false, false, true},
 		{"Error in the config file", false, false, false},
-	} {
+	})
+}
+
+// runnerForm is a line and what the classifiers should read it as.
+type runnerForm struct {
+	l                      string
+	failing, summary, errs bool
+}
+
+// checkRunnerForms asserts each line's reading as a failing test, a
+// summary and an error line, and that the line gates admit it.
+func checkRunnerForms(t *testing.T, forms []runnerForm) {
+	t.Helper()
+	for _, tc := range forms {
 		sl := scanLine(tc.l)
 		if got := isFailingTest(tc.l); got != tc.failing {
 			t.Errorf("isFailingTest(%q) = %v, want %v", tc.l, got, tc.failing)
@@ -100,10 +110,7 @@ func TestRound29RunnerForms(t *testing.T) {
 // TestRound29TestCommands: the runners round 29's logs came from are test
 // runs by their command, as phpunit and pytest are; their builds are not.
 func TestRound29TestCommands(t *testing.T) {
-	for _, tc := range []struct {
-		cmd  string
-		want Kind
-	}{
+	checkCommandKinds(t, []commandKind{
 		{"vendor/bin/pest --compact", KindTestLog},
 		{"vendor/bin/paratest", KindTestLog},
 		{"bats test/", KindTestLog},
@@ -119,7 +126,18 @@ func TestRound29TestCommands(t *testing.T) {
 		{"stack build", ""},
 		{"zig build", ""},
 		{"rebar3 compile", ""},
-	} {
+	})
+}
+
+// commandKind is a command and the kind its output is by that command.
+type commandKind struct {
+	cmd  string
+	want Kind
+}
+
+func checkCommandKinds(t *testing.T, cases []commandKind) {
+	t.Helper()
+	for _, tc := range cases {
 		if got := classifyProgram(tc.cmd); got != tc.want {
 			t.Errorf("classifyProgram(%q) = %q, want %q", tc.cmd, got, tc.want)
 		}

@@ -11,10 +11,7 @@ import (
 // under sbt, behave, valgrind, ninja) are read as failing tests,
 // summaries and error lines, and their look-alikes are not.
 func TestRound30RunnerForms(t *testing.T) {
-	for _, tc := range []struct {
-		l                      string
-		failing, summary, errs bool
-	}{
+	checkRunnerForms(t, []runnerForm{
 		// TAP.
 		{"not ok 2 - src", true, false, false},
 		{"    not ok 5 - findSymbolOccurrences fallback on disk should skip string literals", true, false, false},
@@ -62,28 +59,13 @@ func TestRound30RunnerForms(t *testing.T) {
 		// ninja.
 		{"ninja: build stopped: subcommand failed.", false, false, true},
 		{"ninja: no work to do.", false, false, false},
-	} {
-		sl := scanLine(tc.l)
-		if got := isFailingTest(tc.l); got != tc.failing {
-			t.Errorf("isFailingTest(%q) = %v, want %v", tc.l, got, tc.failing)
-		}
-		if got := isSummaryLine(tc.l); got != tc.summary {
-			t.Errorf("isSummaryLine(%q) = %v, want %v", tc.l, got, tc.summary)
-		}
-		if got := isErrorLineIn(tc.l, sl.bits); got != tc.errs {
-			t.Errorf("isErrorLineIn(%q) = %v, want %v", tc.l, got, tc.errs)
-		}
-		checkGates(t, tc.l)
-	}
+	})
 }
 
 // TestRound30TestCommands: behave, rails and rake test runs, and what
 // bundler runs, are test runs by their command.
 func TestRound30TestCommands(t *testing.T) {
-	for _, tc := range []struct {
-		cmd  string
-		want Kind
-	}{
+	checkCommandKinds(t, []commandKind{
 		{"behave", KindTestLog},
 		{"bin/rails test", KindTestLog},
 		{"rails test:system", KindTestLog},
@@ -93,11 +75,7 @@ func TestRound30TestCommands(t *testing.T) {
 		{"bin/rails server", ""},
 		{"bundle install", ""},
 		{"bundle exec", ""},
-	} {
-		if got := classifyProgram(tc.cmd); got != tc.want {
-			t.Errorf("classifyProgram(%q) = %q, want %q", tc.cmd, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestTAPRunKeepsFailures: node --test's TAP, as an agent's shell gets it
