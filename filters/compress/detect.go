@@ -478,6 +478,11 @@ func classifyProgram(seg string) Kind {
 		case w == "timeout" && len(words) > 1:
 			words = words[2:]
 			continue
+		case w == "bundle" && len(words) > 2 && words[1] == "exec":
+			// "bundle exec rspec", "bundle exec rails test": the program
+			// bundler runs says what the output is.
+			words = words[2:]
+			continue
 		case w == "cd" || w == "export" || w == "source" || w == "." || w == "set":
 			return ""
 		}
@@ -523,12 +528,6 @@ func classifyProgram(seg string) Kind {
 			if w == "test" || strings.HasPrefix(w, "test:") {
 				return KindTestLog
 			}
-		}
-	case "bundle":
-		// "bundle exec rspec", "bundle exec rails test": the program
-		// bundler runs says what the output is.
-		if arg(1) == "exec" && len(words) > 2 {
-			return classifyProgram(strings.Join(words[2:], " "))
 		}
 	case "stack", "cabal", "dune", "zig", "lein":
 		if hasWord("test") {

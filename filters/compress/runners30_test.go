@@ -75,6 +75,9 @@ func TestRound30TestCommands(t *testing.T) {
 		{"bin/rails server", ""},
 		{"bundle install", ""},
 		{"bundle exec", ""},
+		// Read in one pass: a hostile call's 100,000 wrappers cost what
+		// their words do.
+		{strings.Repeat("bundle exec ", 100000) + "rspec", KindTestLog},
 	})
 }
 
