@@ -1029,7 +1029,8 @@ func isErrorLineIn(l string, m lineBits) bool {
 		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) ||
 		// minitest's failed assertion, "Minitest::Assertion:   Expected
 		// false to be truthy." (its errors end in Error already).
-		m.has('M') && m.has('A') && strings.HasPrefix(t, "Minitest::Assertion:") {
+		m.has('M') && m.has('A') && strings.HasPrefix(t, "Minitest::Assertion:") ||
+		t != "" && (t[0] == 'E' || t[0] == 'W' || t[0] == 'F' || t[0] == "\u2009"[0]) && isRunnerError(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||

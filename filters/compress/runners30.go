@@ -132,3 +132,28 @@ func isValgrindSummary(t string) bool {
 	r, ok = strings.CutPrefix(r, "ERROR SUMMARY: ")
 	return ok && digits(r) > 0
 }
+
+// isRunnerError matches the verdicts of package scripts and the race
+// detector that hold no error word: pnpm's coded failure naming the
+// package and script that failed ("ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL
+// @app/e2e@0.14.0 test: `playwright test`"), npm's and pnpm's lifecycle
+// failure ("ELIFECYCLE  Test failed. See above for more details."), and
+// Go's race detector ("WARNING: DATA RACE", "Found 2 data race(s)").
+// pnpm pads its codes with thin spaces (U+2009) for their coloured
+// background: "\u2009ERR_PNPM_…\u2009 @app/api …".
+func isRunnerError(t string) bool {
+	t = strings.TrimPrefix(t, "\u2009")
+	if t == "" {
+		return false
+	}
+	switch t[0] {
+	case 'E':
+		return strings.HasPrefix(t, "ERR_PNPM_") || strings.HasPrefix(t, "ELIFECYCLE ") || strings.HasPrefix(t, "ELIFECYCLE\u2009")
+	case 'W':
+		return t == "WARNING: DATA RACE"
+	case 'F':
+		r, ok := strings.CutPrefix(t, "Found ")
+		return ok && digits(r) > 0 && strings.HasSuffix(r, " data race(s)")
+	}
+	return false
+}

@@ -59,6 +59,17 @@ func TestRound30RunnerForms(t *testing.T) {
 		// ninja.
 		{"ninja: build stopped: subcommand failed.", false, false, true},
 		{"ninja: no work to do.", false, false, false},
+		// pnpm, npm's lifecycle, Go's race detector.
+		{" ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  @cipherbox/e2e@0.14.0 test: `playwright test`", false, false, true},
+		{" ELIFECYCLE  Test failed. See above for more details.", false, false, true},
+		{"\u2009ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL\u2009 @cipherbox/e2e@0.13.4 test: `playwright test`", false, false, true},
+		{"\u2009ELIFECYCLE\u2009 Test failed. See above for more details.", false, false, true},
+		{"\u2009", false, false, false},
+		{"ERR_PNPM_ is the prefix of pnpm's codes", false, false, true}, // a line that opens so reads as one
+		{"WARNING: DATA RACE", false, false, true},
+		{"Found 2 data race(s)", false, false, true},
+		{"Found 2 data races in the report", false, false, false},
+		{"WARNING: DATA RACE detector disabled", false, false, false},
 	})
 }
 
