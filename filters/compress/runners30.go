@@ -6,8 +6,9 @@ import "strings"
 // tuning set (testdata/fixtures/SOURCES-round30a.md and -round30b.md):
 // the Test Anything Protocol, which node --test writes whenever its output
 // is not a terminal (an agent's shell), minitest-reporters under `rails
-// test`, ScalaTest under sbt, behave, valgrind's verdict and ninja's. Each is asked
-// behind the gates of the predicate that reads it (linescan.go).
+// test`, ScalaTest under sbt, behave, valgrind's and ninja's verdicts, and
+// pnpm's and the race detector's. Each is asked behind the gates of the
+// predicate that reads it (linescan.go).
 
 // isTAPFailure matches a failed test point of the Test Anything Protocol
 // (testanything.org): "not ok 3 - sums the cart", indented under a
@@ -25,8 +26,8 @@ func isTAPFailure(lt string) bool {
 		return false
 	}
 	if k := strings.Index(r, " # "); k >= 0 {
-		directive := strings.ToUpper(strings.TrimLeft(r[k+3:], " "))
-		if strings.HasPrefix(directive, "TODO") || strings.HasPrefix(directive, "SKIP") {
+		// Directives are case-insensitive: "# TODO", "# skip".
+		if d := strings.TrimLeft(r[k+3:], " "); len(d) >= 4 && (strings.EqualFold(d[:4], "TODO") || strings.EqualFold(d[:4], "SKIP")) {
 			return false
 		}
 	}
