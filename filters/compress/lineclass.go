@@ -1030,7 +1030,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		// minitest's failed assertion, "Minitest::Assertion:   Expected
 		// false to be truthy." (its errors end in Error already).
 		m.has('M') && m.has('A') && strings.HasPrefix(t, "Minitest::Assertion:") ||
-		t != "" && (t[0] == 'E' || t[0] == 'W' || t[0] == 'F' || t[0] == "\u2009"[0]) && isRunnerError(t) {
+		t != "" && runnerErrorFirst[t[0]] && isRunnerError(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||

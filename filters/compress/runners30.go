@@ -139,9 +139,13 @@ func isValgrindSummary(t string) bool {
 // package and script that failed ("ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL
 // @app/e2e@0.14.0 test: `playwright test`"), npm's and pnpm's lifecycle
 // failure ("ELIFECYCLE  Test failed. See above for more details."), and
-// Go's race detector ("WARNING: DATA RACE", "Found 2 data race(s)").
-// pnpm pads its codes with thin spaces (U+2009) for their coloured
-// background: "\u2009ERR_PNPM_…\u2009 @app/api …".
+// Go's race detector ("WARNING: DATA RACE", "Found 2 data race(s)"), a
+// git hook husky ran ("husky - pre-commit script failed (code 1)", older
+// "husky > pre-commit hook failed (add --no-verify to bypass)"),
+// xcodebuild's "The following build commands failed:" and Stack's "Stack
+// failed to execute the build plan.". pnpm pads its codes with thin
+// spaces (U+2009) for their coloured background: "\u2009ERR_PNPM_…\u2009
+// @app/api …".
 func isRunnerError(t string) bool {
 	t = strings.TrimPrefix(t, "\u2009")
 	if t == "" {
@@ -155,6 +159,19 @@ func isRunnerError(t string) bool {
 	case 'F':
 		r, ok := strings.CutPrefix(t, "Found ")
 		return ok && digits(r) > 0 && strings.HasSuffix(r, " data race(s)")
+	case 'h':
+		if r, ok := strings.CutPrefix(t, "husky - "); ok {
+			return strings.Contains(r, " script failed (code ") || strings.Contains(r, " hook exited with code ")
+		}
+		r, ok := strings.CutPrefix(t, "husky > ")
+		return ok && strings.Contains(r, " hook failed")
+	case 'T':
+		return t == "The following build commands failed:"
+	case 'S':
+		return strings.HasPrefix(t, "Stack failed to execute the build plan")
 	}
 	return false
 }
+
+// runnerErrorFirst are the first bytes isRunnerError's forms start with.
+var runnerErrorFirst = setOf("EWFhTS\u2009")

@@ -70,6 +70,14 @@ func TestRound30RunnerForms(t *testing.T) {
 		{"Found 2 data race(s)", false, false, true},
 		{"Found 2 data races in the report", false, false, false},
 		{"WARNING: DATA RACE detector disabled", false, false, false},
+		// husky, xcodebuild, Stack.
+		{"husky - pre-commit script failed (code 1)", false, false, true},
+		{"husky > pre-commit hook failed (add --no-verify to bypass)", false, false, true},
+		{"husky - Git hooks installed", false, false, false},
+		{"The following build commands failed:", false, false, true},
+		{"The following build commands succeeded:", false, false, false},
+		{"Stack failed to execute the build plan.", false, false, true},
+		{"Stack failed to parse its own config? Never.", false, false, false},
 	})
 }
 
