@@ -107,7 +107,7 @@ func selectFileRead(p *plan) {
 			if sl.mayBeSummary() && isSummaryLine(code) || sl.mayBeFailingTest() && isFailingTest(code) {
 				outcomes = append(outcomes, i)
 			}
-		} else if m.has('x') && m.has('i') && m.has('t') && m.has('0') && hasExitFailure(code) {
+		} else if mayHoldExitFailure(m) && hasExitFailure(code) {
 			// Any file that names a failed exit status ("both failed in CI
 			// with exit code 1", "# returns exit code 100 when …") says
 			// how a run ends: an outcome, kept before the outline. It is

@@ -1027,9 +1027,6 @@ func isErrorLineIn(l string, m lineBits) bool {
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
 		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) ||
-		// minitest's failed assertion, "Minitest::Assertion:   Expected
-		// false to be truthy." (its errors end in Error already).
-		m.has('M') && m.has('A') && strings.HasPrefix(t, "Minitest::Assertion:") ||
 		t != "" && runnerErrorFirst[t[0]] && isRunnerError(t) {
 		return true
 	}
@@ -1045,7 +1042,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		return true
 	}
 	// A process that ended badly: "exit status 1", "Exit code: 143".
-	if m.has('x') && m.has('i') && m.has('t') && m.has('0') && (hasExitFailure(t) || end != "" && hasExitFailure(end)) {
+	if mayHoldExitFailure(m) && (hasExitFailure(t) || end != "" && hasExitFailure(end)) {
 		return true
 	}
 	// A word ending in Error or Exception.
@@ -1112,6 +1109,11 @@ func hasTracebackOrPanic(t string) bool {
 // hasExitFailure finds "exit status N" or "exit code N" (any case of
 // "exit", an optional colon) with N not 0: the line where a command, a
 // child process or a CI step reports that it failed.
+// mayHoldExitFailure gates hasExitFailure: "exit" and a digit.
+func mayHoldExitFailure(m lineBits) bool {
+	return m.has('x') && m.has('i') && m.has('t') && m.has('0')
+}
+
 func hasExitFailure(t string) bool {
 	for off := 0; ; {
 		k := strings.Index(t[off:], "xit ")
@@ -1225,15 +1227,10 @@ var valgrindErrors = [...]string{
 // "==12345== Invalid read of size 4", "==7== 40 bytes in 1 blocks are
 // definitely lost in loss record 1 of 1".
 func isValgrindError(t string) bool {
-	r, ok := strings.CutPrefix(t, "==")
+	r, ok := cutValgrindPid(t)
 	if !ok {
 		return false
 	}
-	d := digits(r)
-	if d == 0 || !strings.HasPrefix(r[d:], "== ") {
-		return false
-	}
-	r = r[d+3:]
 	for _, e := range valgrindErrors {
 		if strings.HasPrefix(r, e) {
 			return true
@@ -1315,11 +1312,6 @@ func isToolError(t string, m lineBits) bool {
 		return false
 	}
 	r := t[c+2:]
-	if t[:c] == "ninja" {
-		// A build ninja gave up on: "ninja: build stopped: subcommand
-		// failed." ("ninja: error: …" has its error word).
-		return strings.HasPrefix(r, "build stopped: ")
-	}
 	if v, ok := strings.CutPrefix(r, "cannot "); ok {
 		// coreutils' verbs ("cannot stat", "cannot create directory"),
 		// not a commit subject's "cannot be empty".

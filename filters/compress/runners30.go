@@ -142,8 +142,11 @@ func isValgrindSummary(t string) bool {
 // Go's race detector ("WARNING: DATA RACE", "Found 2 data race(s)"), a
 // git hook husky ran ("husky - pre-commit script failed (code 1)", older
 // "husky > pre-commit hook failed (add --no-verify to bypass)"),
-// xcodebuild's "The following build commands failed:" and Stack's "Stack
-// failed to execute the build plan.". pnpm pads its codes with thin
+// xcodebuild's "The following build commands failed:", Stack's "Stack
+// failed to execute the build plan.", ninja's "ninja: build stopped:
+// subcommand failed." ("ninja: error: …" has its error word) and
+// minitest's failed assertion, "Minitest::Assertion:   Expected false to
+// be truthy." (its errors end in Error already). pnpm pads its codes with thin
 // spaces (U+2009) for their coloured background: "\u2009ERR_PNPM_…\u2009
 // @app/api …".
 func isRunnerError(t string) bool {
@@ -169,9 +172,13 @@ func isRunnerError(t string) bool {
 		return t == "The following build commands failed:"
 	case 'S':
 		return strings.HasPrefix(t, "Stack failed to execute the build plan")
+	case 'n':
+		return strings.HasPrefix(t, "ninja: build stopped: ")
+	case 'M':
+		return strings.HasPrefix(t, "Minitest::Assertion:")
 	}
 	return false
 }
 
 // runnerErrorFirst are the first bytes isRunnerError's forms start with.
-var runnerErrorFirst = setOf("EWFhTS\u2009")
+var runnerErrorFirst = setOf("EWFhTSnM\u2009")
