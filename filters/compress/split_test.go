@@ -366,6 +366,32 @@ var sourceSet = map[string]string{
 	"fixtures-tdd-bdd-final-project":      "tuning", // FruitBat20/tdd-bdd-final-project: behave
 	"fixtures-vscode-translate-hover":     "tuning", // satokaz/vscode-translate-hover: mocha
 	"fixtures-yargs-clone-testing":        "tuning", // StuartRucker/yargs-clone-testing: mocha-tap
+	// Round 31a (testdata/fixtures/SOURCES-round31a.md): dotnet test and
+	// build, xcodebuild, swiftlint, Julia's Pkg.test, cabal with hspec and
+	// R CMD check, placed here before any was compressed.
+	"fixtures-foundation-models-example": "tuning", // rudrankriyam/Foundation-Models-Framework-Example: swiftlint
+	"fixtures-guitaralchemist-ga":        "tuning", // GuitarAlchemist/ga: dotnet-test ×2, dotnet-build ×2
+	"fixtures-haskell-chess":             "tuning", // 0x1337F00D/haskell-chess: cabal-test-hspec ×2, cabal-test-build-error
+	"fixtures-medimages-jl":              "tuning", // JuliaHealth/MedImages.jl: julia-test ×2
+	"fixtures-medrobust":                 "tuning", // Data-Wise/medrobust: r-cmd-check ×2, devtools-check
+	"fixtures-osx-ide":                   "tuning", // jtrefon/ai-ide: xcodebuild-build-error, xcodebuild-test
+	// Round 31b (testdata/fixtures/SOURCES-round31b.md): Playwright,
+	// Cypress, RSpec, Terraform, Ansible, Lean's lake, next build, tsc,
+	// biome and docker build, placed here before any was compressed.
+	"fixtures-ansible-matlab-installer": "tuning", // AbstractionAlgebra/ansible-matlab-installer: ansible-log
+	"fixtures-easyturno":                "tuning", // Spe1977/EasyTurno_C_PWA: cypress
+	"fixtures-kubric":                   "tuning", // jaysonzlin/kubric: docker-build
+	"fixtures-llrdc":                    "tuning", // danchitnis/LLrdc: playwright-test
+	"fixtures-manifestation-algorithm":  "tuning", // tdespenza/manifestation-algorithm: playwright-test
+	"fixtures-mdownreview":              "tuning", // dryotta/mdownreview: playwright-test
+	"fixtures-meetpin":                  "tuning", // lwp3877/meetpin: playwright-test, next-build, tsc
+	"fixtures-omdbgateway":              "tuning", // stujo/omdbgateway: rspec
+	"fixtures-openfang":                 "tuning", // RightNow-AI/openfang: cypress
+	"fixtures-rescuerails":              "tuning", // ophrescue/RescueRails: rspec
+	"fixtures-sandmold":                 "tuning", // Friends-of-Ricc/sandmold: terraform-apply ×3
+	"fixtures-terra":                    "tuning", // nhridoy/terra: biome
+	"fixtures-wir-cluster":              "tuning", // FerranteBruno/wir-cluster: ansible-log
+	"fixtures-zkevm-verifier-prototype": "tuning", // GideonDevRel/zkevm-verifier-prototype: lake-build ×2
 }
 
 // sessionAgents maps a session id prefix to its sourceSet key.
