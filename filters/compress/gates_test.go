@@ -341,7 +341,7 @@ func isFailingTestOld(l string) bool {
 		return isPathTestID(ruleTitle(lt, '_'))
 	case strings.HasPrefix(lt, "(fail) "): // bun test (added with the switch)
 		return true
-	case strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" && !isESLintCount(lt): // node:test (added with the switch; not ESLint's count, round 29)
+	case strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" && !isESLintCount(lt) && !isCypressRunSummary(lt): // node:test (added with the switch; not ESLint's count, round 29, nor Cypress's run, round 31)
 		return true
 	case strings.HasSuffix(t, ")") && hasTimedResult(t, " ... FAILED ("): // Deno (added with the switch)
 		return true
@@ -360,6 +360,8 @@ func isFailingTestOld(l string) bool {
 	case isSurefireResult(lt), isHspecFailure(t), isEUnitFailure(t), isCommonTestFailure(lt), isCTestFailure(lt), isJuliaTestFailure(lt), isRSpecDocFailure(t): // likewise
 		return true
 	case isTAPFailure(lt), isMinitestProgressFailure(lt), isMinitestSpecFailure(t), isScalaTestFailure(t, lt): // round 30's fixtures
+		return true
+	case isCabalSuiteFailure(lt), isTestthatFailure(lt), isJuliaSetFailure(t): // round 31's
 		return true
 	}
 	return false

@@ -641,17 +641,20 @@ func isFailingTest(l string) bool {
 			return true
 		}
 	case '-':
-		if strings.HasPrefix(lt, "--- FAIL: ") { // go
+		if strings.HasPrefix(lt, "--- FAIL: ") || isTestthatFailure(lt) { // go; testthat in an ASCII session
 			return true
 		}
 	case "✕"[0]: // jest, vitest: ✕, ✗ and ● share their first byte; node:test's spec reporter ✖
-		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") || strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" && !isESLintCount(lt) {
+		if strings.HasPrefix(lt, "✕ ") || strings.HasPrefix(lt, "✗ ") || strings.HasPrefix(lt, "● ") || strings.HasPrefix(lt, "✖ ") && lt != "✖ failing tests:" && !isESLintCount(lt) && !isCypressRunSummary(lt) {
 			return true
 		}
 		// swift-testing: "✘ Test sums() failed after 0.001 seconds with 1
 		// issue." (not its run's verdict, "✘ Test run with 4 tests failed
 		// after …", a summary).
 		if strings.HasPrefix(lt, "✘ Test ") && isSwiftTestingFailure(lt[len("✘ Test "):]) {
+			return true
+		}
+		if isTestthatFailure(lt) {
 			return true
 		}
 	case "􀢄"[0]:
@@ -667,7 +670,7 @@ func isFailingTest(l string) bool {
 		if r, ok := strings.CutPrefix(lt, "Test Case '"); ok {
 			return strings.Contains(r, "' failed (")
 		}
-		if isJuliaTestFailure(lt) {
+		if isJuliaTestFailure(lt) || isCabalSuiteFailure(lt) {
 			return true
 		}
 	case '[':
@@ -715,6 +718,8 @@ func isFailingTest(l string) bool {
 		return isHspecFailure(t)
 	case '*':
 		return isEUnitFailure(t) || isScalaTestFailure(t, lt)
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return isJuliaSetFailure(t)
 	}
 	return false
 }
@@ -1027,7 +1032,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
 		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) ||
-		t != "" && runnerErrorFirst[t[0]] && isRunnerError(t) {
+		t != "" && runnerErrorFirst[t[0]] && (isRunnerError(t) || isRunner31Error(t)) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||

@@ -208,7 +208,7 @@ func (s lineScan) mayBeSummary() bool {
 		return strings.HasPrefix(t, "error: ")
 	case 'S':
 		return strings.HasPrefix(t, "Snapshots:") || strings.HasPrefix(t, "Success: ") || strings.HasPrefix(t, "Summary [") || strings.HasPrefix(t, "SUMMARY: ") ||
-			strings.HasPrefix(t, "Skipped: ")
+			strings.HasPrefix(t, "Skipped: ") || strings.HasPrefix(t, "Status: ")
 	case 'B':
 		return strings.HasPrefix(t, "BUILD ") || strings.HasPrefix(t, "Build ")
 	case 'Y':
@@ -219,7 +219,8 @@ func (s lineScan) mayBeSummary() bool {
 		return m.has('T') && m.has('F') && strings.Contains(t, "] Tests run: ") || strings.HasPrefix(t, "[warn] Code style issues found in ") ||
 			m.has('B') && m.has('U') && (strings.HasSuffix(t, "] BUILD FAILURE") || strings.HasSuffix(t, "] BUILD SUCCESS")) ||
 			strings.HasPrefix(t, "[==========] ") || strings.HasPrefix(t, "[  PASSED  ] ") || strings.HasPrefix(t, "[  FAILED  ] ") ||
-			m.has('F') && m.has('U') && strings.HasSuffix(t, "]") && strings.Contains(t, " FAILURE [") || isScalaTestSummary(t)
+			m.has('F') && m.has('U') && strings.HasSuffix(t, "]") && strings.Contains(t, " FAILURE [") || isScalaTestSummary(t) ||
+			strings.HasPrefix(t, "[ FAIL ")
 	case '-':
 		return strings.HasPrefix(t, "-- Configuring incomplete")
 	case 'A':
@@ -282,7 +283,7 @@ func (s lineScan) mayBeFailingTest() bool {
 	if s.t == "" {
 		return false
 	}
-	if failLast[s.t[len(s.t)-1]] {
+	if failLast[s.t[len(s.t)-1]] || mayBeJuliaSetFailure(s) {
 		return true
 	}
 	if c := s.t[0]; isDigit(c) {

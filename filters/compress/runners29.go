@@ -149,7 +149,7 @@ func isRunnerSummary(t string) bool {
 	case isDigit(c):
 		r := t[digits(t):]
 		return strings.HasPrefix(r, "% tests passed, ") && strings.Contains(r, " failed out of ") ||
-			r == " FAILED TESTS" || r == " FAILED TEST" || isCountsSummary(r)
+			r == " FAILED TESTS" || r == " FAILED TEST" || isCountsSummary(r) || isCabalSuitesCount(r)
 	case c == '*':
 		return isScalaTestSummary(t)
 	case c == '#':
@@ -172,7 +172,7 @@ func isRunnerSummary(t string) bool {
 			i := strings.Index(r, " FAILURE [")
 			return i > 0 && strings.HasSuffix(r, "]") && strings.Contains(r[:i], " ..")
 		}
-		return isScalaTestSummary(t)
+		return isScalaTestSummary(t) || isTestthatCount(t)
 	case c == 'F':
 		r, ok := strings.CutPrefix(t, "Failed: ")
 		return ok && digits(r) > 0 && strings.Contains(r, ".  Skipped: ") && strings.Contains(r, "Passed: ")
@@ -180,7 +180,9 @@ func isRunnerSummary(t string) bool {
 		r, ok := strings.CutPrefix(t, "Build Summary: ")
 		return ok && digits(r) > 0 && strings.Contains(r, " steps succeeded")
 	case c == "✖"[0]:
-		return isESLintCount(t)
+		return isESLintCount(t) || isCypressRunSummary(t)
+	case c == 'S':
+		return isRCheckStatus(t)
 	case c == 'A':
 		r, ok := strings.CutPrefix(t, "All ")
 		return ok && digits(r) > 0 && (strings.HasSuffix(r, " tests passed.") || strings.HasSuffix(r, " test passed.")) || isScalaTestSummary(t)

@@ -181,4 +181,4 @@ func isRunnerError(t string) bool {
 }
 
 // runnerErrorFirst are the first bytes isRunnerError's forms start with.
-var runnerErrorFirst = setOf("EWFhTSnM\u2009")
+var runnerErrorFirst = setOf("EWFhTSnM\u2009GR")
