@@ -276,6 +276,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 			}
 		}
 	}
+	if test {
+		readNumberedTitles(p, catOut)
+	}
 	rankErrorsFromBothEnds(p)
 	rankFrames(p, catFrames)
 	if test {

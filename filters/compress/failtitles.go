@@ -1,0 +1,75 @@
+package compress
+
+import "strings"
+
+// maxTitleLines bounds the lines a numbered failure heading may continue
+// on: one per describe block it is nested in, the test's own last.
+const maxTitleLines = 6
+
+// readNumberedTitles reads the rest of the numbered failure headings
+// mocha, and Cypress which runs it, write over each failure's report when
+// the test sits in nested describe blocks:
+//
+//	2 failing
+//	  1) Cart
+//	       totals
+//	         sums the items:
+//	     AssertionError: expected 2 to equal 3
+//
+// The heading's first line names only the outermost suite: the test is on
+// the line that ends in a colon, and what failed on the first line that is
+// not blank after it (Cypress leaves one blank line between). The title's
+// lines join the heading (critical, rank 1, as failing tests are) and the
+// message is read as an error line (critical, rank 2) the first time it is
+// seen. Each line of a title is indented deeper than the one before, one
+// level per block; a heading whose next lines are not (ExUnit's location,
+// exception and "stacktrace:" at one depth, PHPUnit's message at the
+// margin), or that has no line ending in a colon within maxTitleLines
+// (rspec's "Failure/Error: …"), is left as it is. Each line is read at
+// most twice, so the pass stays linear.
+func readNumberedTitles(p *plan, catOut uint8) {
+	seen := newSeenSet(len(p.body))
+	for i := 0; i < p.n; i++ {
+		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
+			continue
+		}
+		l := trimRight(p.viewLine(i))
+		lt := trimLeft(l)
+		if !isNumberedFailure(lt) || strings.HasSuffix(lt, ":") {
+			continue
+		}
+		indent := len(l) - len(lt)
+		end := -1
+		for j := i + 1; j < p.n && j <= i+maxTitleLines; j++ {
+			lj := trimRight(p.viewLine(j))
+			tj := trimLeft(lj)
+			if tj == "" || len(lj)-len(tj) <= indent {
+				break
+			}
+			indent = len(lj) - len(tj)
+			if strings.HasSuffix(tj, ":") {
+				end = j
+				break
+			}
+		}
+		if end < 0 {
+			continue
+		}
+		for j := i + 1; j <= end; j++ {
+			if p.cls[j].tier != tierCritical {
+				p.set(j, tierCritical, 1, catOut)
+			}
+		}
+		for j := end + 1; j < p.n && j <= end+2; j++ {
+			tj := strings.TrimSpace(p.viewLine(j))
+			if tj == "" {
+				continue
+			}
+			if p.cls[j].tier != tierCritical && !seen.add(collapsedHash(tj)) {
+				p.set(j, tierCritical, 2, catOut)
+			}
+			break
+		}
+		i = end
+	}
+}
