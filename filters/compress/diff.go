@@ -179,7 +179,34 @@ func classifyDiff(p *plan) {
 		// to each file is the first thing read in a diff.
 		p.preface = statMarker(stats, max(p.budget/4, 160))
 	}
+	// Past every hunk's header and first change, the lines of a hunk that
+	// show the most names not shown yet go first, up to diffCoverShare
+	// percent of the bytes selection may take: the names on a hunk's
+	// later lines (a new function's body) are what an agent greps, calls
+	// or edits next far more often than the next block's first line
+	// (issue 23). Changed and context lines are both read; headers name
+	// no code.
+	p.coverText = func(i int) string {
+		if c := p.cls[i].cat; c == catAdd || c == catDel || c == catCtx {
+			if l := p.line(i); l != "" {
+				return l[1:]
+			}
+		}
+		return ""
+	}
+	p.coverRank, p.coverShare = diffCoverRank, diffCoverShare
 }
+
+// diffCoverRank and diffCoverShare place a diff's name cover (see
+// classifyDiff), chosen on the tuning set's diffs (split_test.go): at the
+// defaults next-step references 85.2 -> 95.5 % (head+tail 84.1 %), at 4x
+// 46.8 -> 46.0 %, at 10x 26.0 -> 26.4 %, hunk headers unchanged. A 60 %
+// share gave 90.9 % at the defaults, starting before the first changes
+// (rank 1) 93.2 % with hunk headers 96.6 -> 94.8 %.
+const (
+	diffCoverRank  = 2
+	diffCoverShare = 90
+)
 
 // headerRank is a file header's own rank: after every changed line. A
 // file header is kept with the first line kept under it (take), never on

@@ -140,6 +140,13 @@ type plan struct {
 	// hunk), -1 for none, or onlyWithChild; nil when the kind has none.
 	// Selection keeps a line's parents with it, at their cost (take).
 	parent []int32
+	// coverText, when not nil, is the text whose code names line i shows
+	// ("" for none): selection covers them (coverNames) once it reaches
+	// the tierHigh lines ranked coverRank or later, up to coverShare
+	// percent of the bytes it may take.
+	coverText  func(i int) string
+	coverRank  int32
+	coverShare int
 }
 
 // markerCost estimates the bytes one gap marker takes, for the budget.
@@ -752,6 +759,7 @@ func (p *plan) selectGreedy() {
 	reserve, listCost := p.locationListReserve()
 	prev := tierCritical // the tier of the line before in order
 	var skipped []int32  // critical lines critCap left out, in their order
+	covered := p.coverText == nil
 	for k, key := range order {
 		i := int(uint32(key))
 		if p.cls[i].tier != tierCritical && (k == 0 || prev == tierCritical) {
@@ -775,6 +783,12 @@ func (p *plan) selectGreedy() {
 				}
 			}
 			skipped = nil
+		}
+		if !covered && (p.cls[i].tier > tierHigh || p.cls[i].tier == tierHigh && p.cls[i].rank >= p.coverRank) {
+			covered = true
+			if room := limit * p.coverShare / 100; room > used {
+				p.coverNamesWithin(&used, room)
+			}
 		}
 		prev = p.cls[i].tier
 		if p.cls[i].keep || p.parent != nil && p.parent[i] == onlyWithChild {
@@ -825,6 +839,38 @@ func (p *plan) selectGreedy() {
 	}
 	p.usedBytes = used + p.listLeft
 	p.fillSmallGaps()
+}
+
+// maxCoverLines bounds the lines whose names selection's cover reads (a
+// diff of 500 KB or more has that many): past them the order of the
+// classes alone decides, and the cover's tables stay within a megabyte or
+// two (TestCompressionMemoryBounded).
+const maxCoverLines = 1 << 14
+
+// coverNamesWithin keeps the lines that show the most code names no kept
+// line shows yet (coverNames), each with its parents (take), while *used
+// stays within limit. The names are read only here: when the budget is
+// spent before selection reaches them (a tight aim), reading them would be
+// a second pass over the text for nothing.
+func (p *plan) coverNamesWithin(used *int, limit int) {
+	names := nameScratchPool.Get().(*nameScratch)
+	defer names.release()
+	names.reset(min(p.n, maxCoverLines))
+	for i := 0; i < names.n; i++ {
+		names.addLine(p.coverText(i))
+	}
+	coverNames(p, names, func(i, limit int) bool {
+		if p.cls[i].keep {
+			return true
+		}
+		cost, taken := p.take(i)
+		if *used+cost > limit {
+			p.untake(i, taken)
+			return false
+		}
+		*used += cost
+		return true
+	}, limit)
 }
 
 // take keeps line i and those of its parents not kept yet, and returns
