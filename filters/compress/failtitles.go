@@ -22,10 +22,11 @@ const maxTitleLines = 6
 // lines join the heading (critical, rank 1, as failing tests are) and the
 // message is read as an error line (critical, rank 2) the first time it is
 // seen. Each line of a title is indented deeper than the one before, one
-// level per block; a heading whose next lines are not (ExUnit's location,
-// exception and "stacktrace:" at one depth, PHPUnit's message at the
-// margin), or that has no line ending in a colon within maxTitleLines
-// (rspec's "Failure/Error: …"), is left as it is. Each line is read at
+// level per block, the first deeper than the heading's text; a heading
+// whose next lines are not (rspec's "Failure/Error:" under the heading's
+// text, ExUnit's location, exception and "stacktrace:" at one depth,
+// PHPUnit's message at the margin), or that has no line ending in a colon
+// within maxTitleLines, is left as it is. Each line is read at
 // most twice, so the pass stays linear.
 func readNumberedTitles(p *plan, catOut uint8) {
 	seen := newSeenSet(len(p.body))
@@ -38,7 +39,11 @@ func readNumberedTitles(p *plan, catOut uint8) {
 		if !isNumberedFailure(lt) || strings.HasSuffix(lt, ":") {
 			continue
 		}
-		indent := len(l) - len(lt)
+		// The title's next line starts deeper than the heading's text
+		// ("  1) Cart", then "       totals" at column 7, past column 5):
+		// rspec's "Failure/Error:" and "Got 0 failures and 2 other
+		// errors:" start at the text's column.
+		indent := len(l) - len(lt) + digits(lt) + 2
 		end := -1
 		for j := i + 1; j < p.n && j <= i+maxTitleLines; j++ {
 			lj := trimRight(p.viewLine(j))

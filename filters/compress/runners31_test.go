@@ -101,3 +101,52 @@ func TestNumberedTitlesKeepTheTest(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestNumberedTitleForms: which lines under a numbered failure heading
+// join it. Mocha's title lines, each deeper than the one before and the
+// first deeper than the heading's text, do, with the message after them;
+// rspec's "Failure/Error:" and "Got 0 failures and 2 other errors:" under
+// the heading's text do not, nor does what follows them (a 320 KB rspec
+// run under the keyless clamp lost its exception types to them).
+func TestNumberedTitleForms(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		joined     []string // lines read as the failure's (critical)
+		left       []string // lines the title reader must not raise
+	}{
+		{
+			name:   "mocha, two blocks",
+			text:   "  2 failing\n\n  1) Cart\n       totals\n         sums the items:\n     Timed out retrying after 4000ms\n      at Context.<anonymous> (test/cart.js:12:5)\n",
+			joined: []string{"       totals", "         sums the items:", "     Timed out retrying after 4000ms"},
+		},
+		{
+			name: "rspec, Failure/Error on its own line",
+			text: "Failures:\n\n  1) Cart#total sums the items\n     Failure/Error:\n       expect(cart.total)\n         .to eq(3)\n\n       expected: 3\n            got: 2\n",
+			left: []string{"       expect(cart.total)"},
+		},
+		{
+			name: "rspec, aggregate failures",
+			text: "Failures:\n\n  11) Logout when the user clicks logout\n      Got 0 failures and 2 other errors:\n\n      11.1) Failure/Error: visit root_path\n",
+			left: []string{"      Got 0 failures and 2 other errors:"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPlan(c.text, KindTestLog, StructuralOptions{TargetBytes: 1 << 20})
+			classifyDiagnostic(p, KindTestLog)
+			tierOf := map[string]tier{}
+			for i, l := range p.allLines() {
+				tierOf[l] = p.cls[i].tier
+			}
+			for _, l := range c.joined {
+				if tierOf[l] != tierCritical {
+					t.Errorf("%q not read as the failure's", l)
+				}
+			}
+			for _, l := range c.left {
+				if tierOf[l] == tierCritical {
+					t.Errorf("%q raised to the failure's", l)
+				}
+			}
+		})
+	}
+}
