@@ -784,6 +784,8 @@ func (p *plan) selectGreedy() {
 			}
 			skipped = nil
 		}
+		// A kind with a name cover (diffs) runs it once, here, before the
+		// lines it would otherwise take in rank order.
 		if !covered && (p.cls[i].tier > tierHigh || p.cls[i].tier == tierHigh && p.cls[i].rank >= p.coverRank) {
 			covered = true
 			if room := limit * p.coverShare / 100; room > used {

@@ -143,7 +143,9 @@ func isJuliaTestFailure(lt string) bool {
 // ESLint ("✖ 6786 problems (6781 errors, 5 warnings)"), Julia's Test
 // ("Test Summary: | Pass  Fail  Total  Time"), zig build
 // ("Build Summary: 0/3 steps succeeded; 1 failed") and Maven's reactor
-// ("[INFO] cart-core ........ FAILURE [ 18.359 s]").
+// ("[INFO] cart-core ........ FAILURE [ 18.359 s]"); since round 31,
+// cabal's suites count, testthat's count, R CMD check's "Status:" and
+// Cypress's run row (runners31.go).
 func isRunnerSummary(t string) bool {
 	switch c := t[0]; {
 	case isDigit(c):

@@ -180,5 +180,6 @@ func isRunnerError(t string) bool {
 	return false
 }
 
-// runnerErrorFirst are the first bytes isRunnerError's forms start with.
+// runnerErrorFirst are the first bytes isRunnerError's and isRunner31Error's
+// forms start with.
 var runnerErrorFirst = setOf("EWFhTSnM\u2009GR")
