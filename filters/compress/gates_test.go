@@ -361,7 +361,7 @@ func isFailingTestOld(l string) bool {
 		return true
 	case isTAPFailure(lt), isMinitestProgressFailure(lt), isMinitestSpecFailure(t), isScalaTestFailure(t, lt): // round 30's fixtures
 		return true
-	case isCabalSuiteFailure(lt), isTestthatFailure(lt), isJuliaSetFailure(t): // round 31's
+	case isCabalSuiteFailure(lt), isTestthatFailure(lt), isJuliaSetFailure(t), isXcodeParallelFailure(lt): // round 31's
 		return true
 	}
 	return false

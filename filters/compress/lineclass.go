@@ -670,6 +670,9 @@ func isFailingTest(l string) bool {
 		if r, ok := strings.CutPrefix(lt, "Test Case '"); ok {
 			return strings.Contains(r, "' failed (")
 		}
+		if isXcodeParallelFailure(lt) {
+			return true
+		}
 		if isJuliaTestFailure(lt) || isCabalSuiteFailure(lt) {
 			return true
 		}

@@ -17,6 +17,21 @@ func isCabalSuiteFailure(lt string) bool {
 	return ok && ok2 && name != "" && !strings.Contains(name, " ")
 }
 
+// isXcodeParallelFailure matches xcodebuild's line for a failed test when
+// it runs tests in parallel on simulator clones, "Test case
+// 'CartTests.testSums()' failed on 'Clone 1 of iPhone 13 mini - xctest
+// (59522)' (0.278 seconds)": a lower-case "case" and the clone it ran on,
+// where a serial run writes XCTest's "Test Case '…' failed (…)". Found by
+// scanning the tuning set for failure lines no form read (two sources).
+func isXcodeParallelFailure(lt string) bool {
+	r, ok := strings.CutPrefix(lt, "Test case '")
+	if !ok {
+		return false
+	}
+	k := strings.Index(r, "' failed on '")
+	return k > 0 && strings.HasSuffix(r, ")")
+}
+
 // isCabalSuitesCount matches the rest of cabal's count after its first
 // number, "0 of 1 test suites (0 of 1 test cases) passed.": r is " of 1
 // test suites (…) passed.".

@@ -50,6 +50,10 @@ func TestRound31RunnerForms(t *testing.T) {
 		{"    ✖  1 of 1 failed (100%)                     04:06       35       19       16        -        -  ", false, true, false},
 		{"    ✔  All specs passed!                        00:12        8        8        -        -        -  ", false, true, false},
 		{"✖ renders the cart", true, false, false},
+		// xcodebuild's parallel testing.
+		{"Test case 'BuildFlagTests.test_failIntentionally()' failed on 'Clone 1 of iPhone 13 mini - xctest (59522)' (0.278 seconds)", true, false, false},
+		{"Test case 'CartTests.testSums()' passed on 'Clone 1 of iPhone 13 mini - xctest (59522)' (0.001 seconds)", false, false, false},
+		{"Test case '' failed on 'Clone 1' (0.1 seconds)", false, false, false},
 		// lake, Ansible.
 		{"Some required targets logged failures:", false, false, true},
 		{"Some required builds logged failures:", false, false, true},
