@@ -1035,7 +1035,7 @@ func isErrorLineIn(l string, m lineBits) bool {
 		m.has('T') && m.has(':') && isPowerShellUnknownTerm(t) ||
 		m.has(':') && t != "" && (t[0] >= 'a' && t[0] <= 'z' || t[0] == '/') && isToolError(t, m) ||
 		m&bitNonASCII != 0 && isCrossMarkedLocation(t) || (m.has('`') || t != "" && buildToolFirst[t[0]]) && isBuildToolError(t, m) ||
-		t != "" && runnerErrorFirst[t[0]] && (isRunnerError(t) || isRunner31Error(t)) {
+		t != "" && runnerErrorFirst[t[0]] && isRunnerError(t) {
 		return true
 	}
 	if m.has('k') && (m.has('T') && m.has('(') && m.has('b') || m.has('p') && m.has('d') && m.has('n')) && hasTracebackOrPanic(t) ||

@@ -146,7 +146,12 @@ func isValgrindSummary(t string) bool {
 // failed to execute the build plan.", ninja's "ninja: build stopped:
 // subcommand failed." ("ninja: error: …" has its error word) and
 // minitest's failed assertion, "Minitest::Assertion:   Expected false to
-// be truthy." (its errors end in Error already). pnpm pads its codes with thin
+// be truthy." (its errors end in Error already); since round 31, Julia's
+// "Got exception outside of a @test", R CMD check's "Running the tests in
+// ‘tests/testthat.R’ failed.", lake's "Some required targets logged
+// failures:" (and "builds"), Ansible's "ERROR! couldn't resolve
+// module/action 'ufw'" and R's "Error in f(x) : object 'y' not found"
+// (rlang's "Error in `f()`: …"). pnpm pads its codes with thin
 // spaces (U+2009) for their coloured background: "\u2009ERR_PNPM_…\u2009
 // @app/api …".
 func isRunnerError(t string) bool {
@@ -156,7 +161,11 @@ func isRunnerError(t string) bool {
 	}
 	switch t[0] {
 	case 'E':
-		return strings.HasPrefix(t, "ERR_PNPM_") || strings.HasPrefix(t, "ELIFECYCLE ") || strings.HasPrefix(t, "ELIFECYCLE\u2009")
+		if strings.HasPrefix(t, "ERR_PNPM_") || strings.HasPrefix(t, "ELIFECYCLE ") || strings.HasPrefix(t, "ELIFECYCLE\u2009") || strings.HasPrefix(t, "ERROR! ") {
+			return true
+		}
+		r, ok := strings.CutPrefix(t, "Error in ")
+		return ok && (strings.Contains(r, " : ") || strings.HasPrefix(r, "`") && strings.Contains(r, "`: "))
 	case 'W':
 		return t == "WARNING: DATA RACE"
 	case 'F':
@@ -171,7 +180,12 @@ func isRunnerError(t string) bool {
 	case 'T':
 		return t == "The following build commands failed:"
 	case 'S':
-		return strings.HasPrefix(t, "Stack failed to execute the build plan")
+		return strings.HasPrefix(t, "Stack failed to execute the build plan") ||
+			t == "Some required targets logged failures:" || t == "Some required builds logged failures:"
+	case 'G':
+		return strings.HasPrefix(t, "Got exception outside of a @test")
+	case 'R':
+		return strings.HasPrefix(t, "Running the tests in ") && strings.HasSuffix(t, " failed.")
 	case 'n':
 		return strings.HasPrefix(t, "ninja: build stopped: ")
 	case 'M':
@@ -180,6 +194,5 @@ func isRunnerError(t string) bool {
 	return false
 }
 
-// runnerErrorFirst are the first bytes isRunnerError's and isRunner31Error's
-// forms start with.
+// runnerErrorFirst are the first bytes isRunnerError's forms start with.
 var runnerErrorFirst = setOf("EWFhTSnM\u2009GR")

@@ -138,27 +138,3 @@ func isCypressRunSummary(t string) bool {
 	d = digits(r)
 	return ok && d > 0 && strings.HasPrefix(r[d:], " failed (")
 }
-
-// isRunner31Error matches verdicts that hold no error word in the form
-// the error-line rules read: Julia's "Got exception outside of a @test",
-// R CMD check's "Running the tests in ‘tests/testthat.R’ failed.", lake's
-// "Some required targets logged failures:" (and "builds"), Ansible's
-// "ERROR! couldn't resolve module/action 'ufw'" and R's "Error in
-// f(x) : object 'y' not found" (rlang's "Error in `f()`: …").
-func isRunner31Error(t string) bool {
-	switch t[0] {
-	case 'G':
-		return strings.HasPrefix(t, "Got exception outside of a @test")
-	case 'R':
-		return strings.HasPrefix(t, "Running the tests in ") && strings.HasSuffix(t, " failed.")
-	case 'S':
-		return t == "Some required targets logged failures:" || t == "Some required builds logged failures:"
-	case 'E':
-		if strings.HasPrefix(t, "ERROR! ") {
-			return true
-		}
-		r, ok := strings.CutPrefix(t, "Error in ")
-		return ok && (strings.Contains(r, " : ") || strings.HasPrefix(r, "`") && strings.Contains(r, "`: "))
-	}
-	return false
-}
