@@ -143,6 +143,12 @@ var sourceSet = map[string]string{
 	"claude-code-agentswarm": "test", // Claude Code 2.1 native transcripts, desplega-ai/agent-swarm (TypeScript multi-agent orchestrator on Bun: bun test, tsc, biome, docker, git, gh)
 	// Round 25, the round's only source; the alternation (test, tuning by order of addition) puts it in tuning, placed before any of its outputs was compressed.
 	"claude-code-charmingclaude": "tuning", // Claude Code 2.1 native transcripts, tonyandrewmeyer/charming-with-claude (CC-BY-4.0; Python and Markdown: git-history mining, a skill, a uv web tool; no test runs)
+	// Round 32, placed by order of completion before any of their outputs
+	// was compressed: the first source finished is measured (one
+	// developer's two projects, one family), the second tunes.
+	"claude-code-tspec": "test",   // Claude Code 2.1 native transcripts, winksaville/tspec (Rust build system over cargo: tspec test, cargo test and clippy, rustc errors)
+	"claude-code-vcx1":  "test",   // Claude Code 2.1 native transcripts, winksaville/vc-x1.claude (Rust jj CLI: cargo test, Markdown notes); the same developer as tspec
+	"opencode-prsui":    "tuning", // OpenCode 1.18 exports, MandavkarPranjal/prsui (TypeScript/React component registry: pnpm fix with oxlint, tsc, numbered reads, grep)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -441,6 +447,9 @@ var sessionAgents = map[string]string{
 	"claude-code-portcli":            "claude-code-portcli",
 	"claude-code-agentswarm":         "claude-code-agentswarm",
 	"claude-code-charmingclaude":     "claude-code-charmingclaude",
+	"claude-code-tspec":              "claude-code-tspec",
+	"claude-code-vcx1":               "claude-code-vcx1",
+	"opencode-prsui":                 "opencode-prsui",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
