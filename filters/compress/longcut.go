@@ -41,14 +41,22 @@ func cutMiddleKeeping(s string, maxLen int) string {
 			hi++
 		}
 		if lo > at {
-			b.WriteString(countMarker(lo-at, "bytes"))
+			if m := countMarker(lo-at, "bytes"); len(m) < lo-at {
+				b.WriteString(m)
+			} else {
+				lo = at // a gap no longer than its marker is kept as it is
+			}
 		}
 		b.WriteString(s[lo:hi])
 		at, from = hi, hi
 		found++
 	}
 	if at < ts {
-		b.WriteString(countMarker(ts-at, "bytes"))
+		if m := countMarker(ts-at, "bytes"); len(m) < ts-at {
+			b.WriteString(m)
+		} else {
+			b.WriteString(s[at:ts])
+		}
 	}
 	b.WriteString(s[ts:])
 	if b.Len() >= len(s) {

@@ -416,7 +416,7 @@ func faithful(text, out string, rep Report) error {
 				return fmt.Errorf("output line not from input line %d: %.120q", i+1, l)
 			}
 			e := strings.Index(l[m:], markClose) + m + len(markClose)
-			if strings.Count(l, " bytes omitted"+markClose) > 1 {
+			if strings.Count(l, " bytes omitted"+markClose)+strings.Count(l, " byte omitted"+markClose) > 1 {
 				// A long line's middle cut with the exit statuses it held
 				// (cutMiddleKeeping): every marker exact, pieces in order.
 				if !cutPiecesMatch(l, in[i]) {
