@@ -407,14 +407,24 @@ func isGoTestPackageOK(t string) bool {
 
 // isCheckerCount matches the count a type checker or linter ends with,
 // after "Found ": "3 errors in 2 files." (tsc, mypy), "1 error." (ruff),
-// "2 diagnostics" (ty). A checker's last line says whether the check
-// passed, as a test run's summary does.
+// "2 diagnostics" (ty), "1 warning and 2 errors." (oxlint). A checker's
+// last line says whether the check passed, as a test run's summary does.
 func isCheckerCount(r string) bool {
 	d := digits(r)
 	if d == 0 {
 		return false
 	}
 	rest := r[d:]
+	if w, ok := strings.CutPrefix(rest, " warning"); ok {
+		// Warnings first: the count that decides comes after them.
+		if rest, ok = strings.CutPrefix(strings.TrimPrefix(w, "s"), " and "); !ok {
+			return false
+		}
+		if d = digits(rest); d == 0 {
+			return false
+		}
+		rest = rest[d:]
+	}
 	for _, w := range [...]string{" errors", " error", " diagnostics", " diagnostic"} {
 		if after, ok := strings.CutPrefix(rest, w); ok {
 			return after == "" || after[0] == '.' || after[0] == ' ' || after[0] == '('

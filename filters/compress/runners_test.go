@@ -454,6 +454,8 @@ func TestOtherRunnersSummaries(t *testing.T) {
 		{"Executed 12 tests, with 1 failure (0 unexpected) in 0.512 (0.603) seconds", true},
 		{"# fail 1", true}, {"# pass 12", true}, {"# tests are flaky", false},
 		{"Found 3 errors in 2 files.", true}, {"Found 1 error.", true}, {"Found 12 files", false},
+		{"Found 1 warning and 2 errors.", true}, {"Found 0 warnings and 0 errors.", true},
+		{"Found 2 warnings and 3 files", false}, {"Found 2 warnings", false}, {"Found 1 warning and errors", false},
 		{"ok 12 - adds two numbers", false}, {"ok  \tgithub.com/a/b\t0.12s", true},
 		{"BUILDING the docs", false}, {"Passed! Great work", false},
 		// Forms read in round 27's captured logs: vstest at normal
