@@ -592,7 +592,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
-			"claude-code-forge", "claude-code-agentswarm":
+			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1":
 			field = append(field, s)
 		}
 	}
