@@ -14,7 +14,7 @@ import "strings"
 //	   `----
 //
 // The headline names neither "error" nor a location, so no line form reads
-// it; the frame's opener does, and names the headline by its place. The
+// it: it is found from the frame's opener, on the line above. The
 // Unicode theme draws "×", "⚠" and "╭─[" where the ASCII one draws "x",
 // "!" and ",-["; a report with causes lists them between the two
 // ("├─▶ …", "╰─▶ …" or "|-> …", "`-> …").

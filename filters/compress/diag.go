@@ -267,29 +267,29 @@ func classifyDiagnostic(p *plan, kind Kind) {
 		case test && isProgressLine(l):
 			p.set(i, tierNoise, 0, catPass)
 		default:
+			if (s.startsWith(',') || s.startsWith(0xE2)) && isFrameOpener(s.t) {
+				// A graphical report's code frame: its headline says
+				// what went wrong (codeframes.go).
+				switch h, sev := frameHeadline(p, i); sev {
+				case frameError:
+					if p.cls[h].tier != tierCritical {
+						if seenErr.add(collapsedHash(p.viewLine(h))) {
+							p.set(h, tierFill, 0, catRepeat)
+						} else {
+							p.set(h, tierCritical, 2, catOut)
+						}
+					}
+				case frameWarning:
+					p.raise(h, tierHigh, 1)
+				}
+				if src, label := framePointed(p, i, s.t); src >= 0 {
+					p.raise(src, tierContext, 1)
+					p.raise(label, tierContext, 1)
+				}
+			}
 			if hasLoc {
 				if !seenLoc.add(loc) {
 					p.set(i, tierHigh, 0, catOut)
-				}
-				if (s.startsWith(',') || s.startsWith(0xE2)) && isFrameOpener(s.t) {
-					// A graphical report's code frame: its headline says
-					// what went wrong (codeframes.go).
-					switch h, sev := frameHeadline(p, i); sev {
-					case frameError:
-						if p.cls[h].tier != tierCritical {
-							if seenErr.add(collapsedHash(p.viewLine(h))) {
-								p.set(h, tierFill, 0, catRepeat)
-							} else {
-								p.set(h, tierCritical, 2, catOut)
-							}
-						}
-					case frameWarning:
-						p.raise(h, tierHigh, 1)
-					}
-					if src, label := framePointed(p, i, s.t); src >= 0 {
-						p.raise(src, tierContext, 1)
-						p.raise(label, tierContext, 1)
-					}
 				}
 			} else if logKind && isWarnLineIn(l, s.bits) {
 				p.set(i, tierHigh, 1, catOut)
