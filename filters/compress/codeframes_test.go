@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,28 @@ func TestFrameHeadlineForms(t *testing.T) {
 		if isFrameOpener(t0) {
 			t.Errorf("isFrameOpener(%q) = true", t0)
 		}
+	}
+}
+
+// TestGraphicalDiagnosticsKeyLines: history's summary of an old oxlint run
+// keeps the findings' error headlines, told by the frames under them, with
+// the count and the exit notice; a warning's headline and a marked line
+// with no frame under it are not key lines.
+func TestGraphicalDiagnosticsKeyLines(t *testing.T) {
+	const id = "opencode-prsui__ses_056774f64ffefAaxN2T4lhVBv8#call_04d20f4f9b3d4980a7710e11"
+	rec := heldOutRecord(t, id)
+	lines, _, failed := KeyLinesFailed(rec.Output, 0)
+	want := []string{
+		"  x eslint(func-style): Expected a function expression.",
+		"  x eslint-plugin-unicorn(no-array-for-each): Do not use `Array#forEach`",
+		"Found 1 warning and 2 errors.",
+		"[ELIFECYCLE] Command failed with exit code 1.",
+	}
+	if !slices.Equal(lines, want) || !failed {
+		t.Errorf("key lines %q (failed %v), want %q", lines, failed, want)
+	}
+	lines, _ = KeyLines("  x y\n  x not a headline\nok\n  ! warned\n   ,-[a.ts:1:1]\n  × crashed\n  ╰─▶ cause\r\n   ╭─[b.rs:2:1]\r\n", 0)
+	if !slices.Equal(lines, []string{"  × crashed"}) {
+		t.Errorf("key lines %q", lines)
 	}
 }

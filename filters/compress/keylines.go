@@ -41,6 +41,21 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		max = MaxKeyLines
 	}
 	seen := make(map[string]struct{})
+	add := func(k string) {
+		if _, dup := seen[k]; dup {
+			return
+		}
+		seen[k] = struct{}{}
+		if len(lines) == max {
+			more++
+			return
+		}
+		lines = append(lines, k)
+	}
+	// A graphical report's error headline (codeframes.go) is told by the
+	// frame under it: it is held until the next line shows whether one
+	// opens there.
+	headline := ""
 	prefix := prefixOf(text) // read a CI job's or a workspace run's log through its prefixes, as the classifiers do
 	for rest := text; rest != ""; {
 		var l string
@@ -50,6 +65,9 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		}
 		k := strings.TrimSuffix(l, "\r")
 		blank := isBlank(k)
+		if blank || len(k) > MaxKeyLineBytes {
+			headline = ""
+		}
 		askVerdict := verdict && !failed && len(l) <= 2000
 		if (len(k) > MaxKeyLineBytes || blank) && !askVerdict {
 			continue
@@ -77,18 +95,20 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 		default:
 			key = isKeyLineIn(k, sl)
 		}
-		if !key {
-			continue
+		switch t := strings.TrimSuffix(sl.t, "\r"); {
+		case (sl.startsWith(',') || sl.startsWith(0xE2)) && isFrameOpener(t):
+			if headline != "" {
+				add(headline)
+			}
+			headline = ""
+		case (sl.startsWith('x') || sl.startsWith(0xC3)) && (strings.HasPrefix(t, "x ") || strings.HasPrefix(t, "× ")):
+			headline = k
+		case !isFrameCause(t):
+			headline = ""
 		}
-		if _, dup := seen[k]; dup {
-			continue
+		if key {
+			add(k)
 		}
-		seen[k] = struct{}{}
-		if len(lines) == max {
-			more++
-			continue
-		}
-		lines = append(lines, k)
 	}
 	return lines, more, failed
 }

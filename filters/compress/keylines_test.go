@@ -54,7 +54,7 @@ func TestKeyLinesFailed(t *testing.T) {
 
 // FuzzKeyLinesFailed: the same for any text.
 func FuzzKeyLinesFailed(f *testing.F) {
-	for _, s := range []string{"FAILED tests/a.py::t - x\n=== 1 failed in 1s ===\n", "ok\r\nexit status 1\r\n", "Traceback (most recent call last)\nValueError: x\n", "E   assert 1\r\n\r\n"} {
+	for _, s := range []string{"FAILED tests/a.py::t - x\n=== 1 failed in 1s ===\n", "ok\r\nexit status 1\r\n", "Traceback (most recent call last)\nValueError: x\n", "E   assert 1\r\n\r\n", "  x a(b): c\n   ,-[d.ts:1:1]\n 1 | e\n   `----\n  × f\n  ╰─▶ g\r\n   ╭─[h.rs:2:3]\r\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
