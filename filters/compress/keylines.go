@@ -103,7 +103,7 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 			headline = ""
 		case (sl.startsWith('x') || sl.startsWith(0xC3)) && (strings.HasPrefix(t, "x ") || strings.HasPrefix(t, "× ")):
 			headline = k
-		case !isFrameCause(t):
+		case headline != "" && !isFrameCause(t):
 			headline = ""
 		}
 		if key {
