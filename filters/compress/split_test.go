@@ -149,6 +149,12 @@ var sourceSet = map[string]string{
 	"claude-code-tspec": "test",   // Claude Code 2.1 native transcripts, winksaville/tspec (Rust build system over cargo: tspec test, cargo test and clippy, rustc errors)
 	"claude-code-vcx1":  "test",   // Claude Code 2.1 native transcripts, winksaville/vc-x1.claude (Rust jj CLI: cargo test, Markdown notes); the same developer as tspec
 	"opencode-prsui":    "tuning", // OpenCode 1.18 exports, MandavkarPranjal/prsui (TypeScript/React component registry: pnpm fix with oxlint, tsc, numbered reads, grep)
+	// Round 33, placed by the same rule before any of their outputs was
+	// compressed: the first family finished is measured, the second tunes
+	// (one developer's OpenCode and Copilot CLI sessions on one repository).
+	"claude-code-connix":  "test",   // Claude Code 1.0 transcript, connix-labs/connix (Go CLI in Nix: go build errors, go doc)
+	"opencode-gatomia":    "tuning", // OpenCode 1.14 exports, eitatech/gatomia-vscode (TypeScript VS Code extension: vitest, Biome, tsc)
+	"copilot-cli-gatomia": "tuning", // GitHub Copilot CLI 1.0, the same repository (reads and rg; a plan)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -450,6 +456,9 @@ var sessionAgents = map[string]string{
 	"claude-code-tspec":              "claude-code-tspec",
 	"claude-code-vcx1":               "claude-code-vcx1",
 	"opencode-prsui":                 "opencode-prsui",
+	"claude-code-connix":             "claude-code-connix",
+	"opencode-gatomia":               "opencode-gatomia",
+	"copilot-cli-gatomia":            "copilot-cli-gatomia",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -592,7 +601,8 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-entirecontext", "codex-cli-entirecontext", "claude-code-chkit",
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
-			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1":
+			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1",
+			"claude-code-connix":
 			field = append(field, s)
 		}
 	}
