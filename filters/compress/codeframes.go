@@ -47,15 +47,24 @@ func frameHeadline(p *plan, i int) (int, frameSeverity) {
 		if isFrameCause(t) {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(t, "x "), strings.HasPrefix(t, "× "):
-			return j, frameError
-		case strings.HasPrefix(t, "! "), strings.HasPrefix(t, "⚠ "):
-			return j, frameWarning
+		if sev := headlineSeverity(t); sev != frameNone {
+			return j, sev
 		}
 		return -1, frameNone
 	}
 	return -1, frameNone
+}
+
+// headlineSeverity reads a headline's severity mark from t, a line without
+// its leading spaces.
+func headlineSeverity(t string) frameSeverity {
+	switch {
+	case strings.HasPrefix(t, "x "), strings.HasPrefix(t, "× "):
+		return frameError
+	case strings.HasPrefix(t, "! "), strings.HasPrefix(t, "⚠ "):
+		return frameWarning
+	}
+	return frameNone
 }
 
 func isFrameCause(t string) bool {

@@ -101,7 +101,7 @@ func keyLines(text string, max int, verdict bool) (lines []string, more int, fai
 				add(headline)
 			}
 			headline = ""
-		case (sl.startsWith('x') || sl.startsWith(0xC3)) && (strings.HasPrefix(t, "x ") || strings.HasPrefix(t, "× ")):
+		case (sl.startsWith('x') || sl.startsWith(0xC3)) && headlineSeverity(t) == frameError:
 			headline = k
 		case headline != "" && !isFrameCause(t):
 			headline = ""
