@@ -155,6 +155,14 @@ var sourceSet = map[string]string{
 	"claude-code-connix":  "test",   // Claude Code 1.0 transcript, connix-labs/connix (Go CLI in Nix: go build errors, go doc)
 	"opencode-gatomia":    "tuning", // OpenCode 1.14 exports, eitatech/gatomia-vscode (TypeScript VS Code extension: vitest, Biome, tsc)
 	"copilot-cli-gatomia": "tuning", // GitHub Copilot CLI 1.0, the same repository (reads and rg; a plan)
+	// Round 34, by the same rule, but for one swap: the jcode fork's
+	// session reads and builds the code whose cargo check captures tune
+	// (fixtures-jcode), so it tunes with them, and the other family its
+	// helper brought is measured in its place.
+	"claude-code-jekyllnetlify": "test",   // Claude Code 1.0 and 2.1 transcripts, rickithadi/jekyll-netlify-boilerplate (SCSS and HTML reads, Jekyll build and server logs)
+	"codex-cli-resting":         "test",   // Codex CLI 0.120 rollouts, rocxteady/Resting (Swift package: swift test with compiler errors and XCTest failures, Spec Kit plans; many commands through rtk)
+	"claude-code-jcodefork":     "tuning", // Claude Code 2.1 transcript, RaggioS/jcode (greps of a Rust agent's sources and of its runtime log, cargo build, smoke-test logs)
+	"codex-cli-testframework":   "tuning", // Codex CLI 0.92 rollouts, EdouardZemb/test-framework (reads of Markdown plans and workflow files, rg -n over them, gh set-up)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -459,6 +467,10 @@ var sessionAgents = map[string]string{
 	"claude-code-connix":             "claude-code-connix",
 	"opencode-gatomia":               "opencode-gatomia",
 	"copilot-cli-gatomia":            "copilot-cli-gatomia",
+	"claude-code-jekyllnetlify":      "claude-code-jekyllnetlify",
+	"codex-cli-resting":              "codex-cli-resting",
+	"claude-code-jcodefork":          "claude-code-jcodefork",
+	"codex-cli-testframework":        "codex-cli-testframework",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -602,7 +614,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
 			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1",
-			"claude-code-connix":
+			"claude-code-connix", "claude-code-jekyllnetlify":
 			field = append(field, s)
 		}
 	}
