@@ -349,3 +349,37 @@ func TestReadsSourceFile(t *testing.T) {
 		}
 	}
 }
+
+// TestOutlineIsNotATestLog: a plan printed with cat numbers its sections
+// at the margin, "1) Overview", as PHPUnit numbers its failures; read as
+// failures they made the output a test log and its headings failing tests
+// (and history's summary of it FAILED). A heading at the margin is a
+// failure only when it names a test method; mocha's, rspec's, ExUnit's
+// and minitest's are indented.
+func TestOutlineIsNotATestLog(t *testing.T) {
+	const id = "codex-cli-testframework__019c0ad7-6b05-73c0-827b-4ac8bc514f16#call_Cbn4kIdAPeQiGjj7j0zSvKya"
+	rec := heldOutRecord(t, id)
+	if k := Detect(rec.Output, rec.hint()); k == KindTestLog {
+		t.Errorf("a cat of a PRD detected as %s", k)
+	}
+	if lines, _, failed := KeyLinesFailed(rec.Output, 0); failed || len(lines) > 0 {
+		t.Errorf("key lines %q, failed %v", lines, failed)
+	}
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"1) Overview", false},
+		{"12) Milestones (Suggested)", false},
+		{"  1) Cart", true},
+		{"  2) Cart #total sums:", true},
+		{"\t1) Cart", true},
+		{"1) Tests\\CartTest::testTotal", true},
+		{"1) App\\Tests\\InvoiceTest", true},
+		{"3) Cart::total sums", true},
+	} {
+		if got := isFailingTest(c.line); got != c.want {
+			t.Errorf("isFailingTest(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}

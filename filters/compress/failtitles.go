@@ -36,7 +36,7 @@ func readNumberedTitles(p *plan, catOut uint8) {
 		}
 		l := trimRight(p.viewLine(i))
 		lt := trimLeft(l)
-		if !isNumberedFailure(lt) || strings.HasSuffix(lt, ":") {
+		if !isNumberedFailure(lt, len(lt) < len(l)) || strings.HasSuffix(lt, ":") {
 			continue
 		}
 		// The title's next line starts deeper than the heading's text

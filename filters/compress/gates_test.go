@@ -331,7 +331,7 @@ func isFailingTestOld(l string) bool {
 		return true
 	case strings.HasPrefix(lt, "rspec ./"):
 		return true
-	case isNumberedFailure(lt): // mocha, rspec, phpunit
+	case isNumberedFailure(lt, len(lt) < len(t)): // mocha, rspec, phpunit (a heading at the margin only with a method: stop 58)
 		return true
 	case strings.HasPrefix(lt, "FAIL ") && strings.Contains(lt, " > "): // vitest: "FAIL  src/a.test.ts > cart > sums"
 		return true

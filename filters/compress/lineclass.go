@@ -606,11 +606,17 @@ func stripProgress(t string) string {
 }
 
 // isNumberedFailure matches the numbered failure headings of mocha
-// ("  1) Cart", "  2) Cart #total sums:"), rspec ("  1) Cart#total sums")
-// and PHPUnit ("1) Tests\\CartTest::testTotal").
-func isNumberedFailure(lt string) bool {
+// ("  1) Cart", "  2) Cart #total sums:"), rspec ("  1) Cart#total sums"),
+// ExUnit and minitest, all indented, and PHPUnit's, which are not but
+// name a test method ("1) Tests\\CartTest::testTotal"). lt is the line
+// without its indentation, indented whether it had one. A numbered
+// heading at the margin that names no method is a document's outline,
+// "1) Overview": read as a failure it made a cat of a plan a test log
+// and its headings failing tests (a Codex session of the tuning set).
+func isNumberedFailure(lt string, indented bool) bool {
 	d := digits(lt)
-	return d > 0 && d <= 4 && strings.HasPrefix(lt[d:], ") ") && len(lt) > d+2 && lt[d+2] != ' '
+	return d > 0 && d <= 4 && strings.HasPrefix(lt[d:], ") ") && len(lt) > d+2 && lt[d+2] != ' ' &&
+		(indented || strings.Contains(lt, "::") || strings.IndexByte(lt, '\\') >= 0)
 }
 
 // isFailingTest matches lines that name a failing test. Like
@@ -711,7 +717,7 @@ func isFailingTest(l string) bool {
 			return true
 		}
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if isNumberedFailure(lt) || isDartFailure(lt) || isCTestFailure(lt) { // mocha, rspec, phpunit; dart test; ctest
+		if isNumberedFailure(lt, len(lt) < len(t)) || isDartFailure(lt) || isCTestFailure(lt) { // mocha, rspec, phpunit; dart test; ctest
 			return true
 		}
 	case '(': // bun test, its output not a terminal: "(fail) cart > sums [0.29ms]"
