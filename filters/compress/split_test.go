@@ -163,6 +163,9 @@ var sourceSet = map[string]string{
 	"codex-cli-resting":         "test",   // Codex CLI 0.120 rollouts, rocxteady/Resting (Swift package: swift test with compiler errors and XCTest failures, Spec Kit plans; many commands through rtk)
 	"claude-code-jcodefork":     "tuning", // Claude Code 2.1 transcript, RaggioS/jcode (greps of a Rust agent's sources and of its runtime log, cargo build, smoke-test logs)
 	"codex-cli-testframework":   "tuning", // Codex CLI 0.92 rollouts, EdouardZemb/test-framework (reads of Markdown plans and workflow files, rg -n over them, gh set-up)
+	// Round 35, by the same rule (each helper brought one family).
+	"cursor-schaerbeek":   "test",   // Cursor agent sessions rendered by SpecStory, JobiJoba/SchaerbeekMunicipality (C#/.NET app: search and glob JSON, todo lists, browser snapshots; terminal output cut at about 2,000 characters)
+	"codex-cli-shipshape": "tuning", // Codex CLI 0.114 rollouts, ivanma9/ship (TypeScript monorepo: failing Vitest runs, tsc errors, Playwright, notes quoting run summaries)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -471,6 +474,8 @@ var sessionAgents = map[string]string{
 	"codex-cli-resting":              "codex-cli-resting",
 	"claude-code-jcodefork":          "claude-code-jcodefork",
 	"codex-cli-testframework":        "codex-cli-testframework",
+	"cursor-schaerbeek":              "cursor-schaerbeek",
+	"codex-cli-shipshape":            "codex-cli-shipshape",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
