@@ -298,6 +298,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	}
 	if test {
 		readNumberedTitles(p, catOut)
+		demoteListedFailures(p, p.category("failing tests named again below"))
 	}
 	rankErrorsFromBothEnds(p)
 	rankFrames(p, catFrames)

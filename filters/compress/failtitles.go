@@ -78,3 +78,58 @@ func readNumberedTitles(p *plan, catOut uint8) {
 		i = end
 	}
 }
+
+// demoteListedFailures lowers the failing tests vitest lists under their
+// file ("   × rejects empty input 7ms") when its "Failed Tests" section
+// names each again with its file and suites ("FAIL  src/a.test.ts > api >
+// rejects empty input"): one line per failure says what failed, and at a
+// tight aim the first list's bytes go to the error and the code frame
+// under it, where the next edit goes. A test the section does not name
+// keeps its line.
+func demoteListedFailures(p *plan, cat uint8) {
+	var named map[string]struct{}
+	for i := 0; i < p.n; i++ {
+		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
+			continue
+		}
+		t := trimLeft(trimRight(p.viewLine(i)))
+		if !strings.HasPrefix(t, "FAIL ") {
+			continue
+		}
+		if k := strings.LastIndex(t, " > "); k > 0 {
+			if named == nil {
+				named = make(map[string]struct{})
+			}
+			named[strings.TrimSpace(t[k+3:])] = struct{}{}
+		}
+	}
+	if named == nil {
+		return
+	}
+	for i := 0; i < p.n; i++ {
+		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
+			continue
+		}
+		t := trimLeft(trimRight(p.viewLine(i)))
+		name, ok := strings.CutPrefix(t, "× ")
+		if !ok {
+			continue
+		}
+		// "7ms", "1.2s": the test's duration, which the section leaves out.
+		if k := strings.LastIndexByte(name, ' '); k > 0 && isDuration(name[k+1:]) {
+			name = name[:k]
+		}
+		if _, again := named[name]; again {
+			p.set(i, tierFill, 0, cat)
+		}
+	}
+}
+
+// isDuration matches a runner's short duration: "7ms", "12ms", "1.2s".
+func isDuration(s string) bool {
+	d := 0
+	for d < len(s) && (isDigit(s[d]) || s[d] == '.') {
+		d++
+	}
+	return d > 0 && (s[d:] == "ms" || s[d:] == "s")
+}

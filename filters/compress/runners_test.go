@@ -619,3 +619,48 @@ func TestBuildAndTestVerdicts(t *testing.T) {
 		bash("./gradlew assembleDebug"),
 		"Execution failed for task ':app:compileDebugKotlin'.", "   > Compilation error. See log for more details", "BUILD FAILED in 12s")
 }
+
+// TestVitestListedFailuresOnce: vitest names each failing test twice, in
+// the list under its file ("× rejects … 7ms") and in its "Failed Tests"
+// section with the file and suites ("FAIL  src/… > … > rejects …"). The
+// section's lines are kept and the list's go first, counted in the marker,
+// so at 4x the bytes are not spent on the same names twice. A real run
+// (Codex CLI on ivanma9/ship, tuning set).
+func TestVitestListedFailuresOnce(t *testing.T) {
+	const id = "codex-cli-shipshape__019ce3fb-1087-7980-8f92-8d0171aaea6a#call_M9CQf97fj9Jfey05lx4qJm2B"
+	rec := heldOutRecord(t, id)
+	s := Structural(StructuralOptions{TargetRatio: 4})
+	out, rep := s.Compress(rec.Output, rec.hint())
+	if !rep.Changed {
+		t.Fatalf("not compressed")
+	}
+	for _, w := range []string{
+		" FAIL  src/routes/documents.coverage.test.ts > Documents API coverage branches > rejects PATCH requests with no fields to update",
+		" FAIL  src/routes/documents.coverage.test.ts > Documents API coverage branches > assigns the next ticket number when converting a creator-owned wiki to an issue",
+		"error: VALUES lists must all be the same length",
+		"      Tests  6 failed (6)",
+	} {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("dropped %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "× rejects PATCH requests") || !strings.Contains(out, "6 failing tests named again below") {
+		t.Errorf("the list under the file kept, or not counted:\n%s", out)
+	}
+	if err := checkGuards(s, rec.Output, rec.hint()); err != nil {
+		t.Error(err)
+	}
+	// A failure the section does not name keeps its line.
+	log := " ❯ src/a.test.ts (2 tests | 2 failed) 20ms\n   × sums 7ms\n   × rounds 9ms\n\n FAIL  src/a.test.ts > cart > sums\nAssertionError: expected 2 to be 3\n"
+	p := newPlan(log, KindTestLog, StructuralOptions{TargetBytes: 1 << 20})
+	classifyDiagnostic(p, KindTestLog)
+	for i := 0; i < p.n; i++ {
+		l := p.line(i)
+		if strings.Contains(l, "× rounds") && p.cls[i].tier != tierCritical {
+			t.Errorf("%q lowered: no section line names it", l)
+		}
+		if strings.Contains(l, "× sums") && p.cls[i].tier == tierCritical {
+			t.Errorf("%q kept critical though the section names it", l)
+		}
+	}
+}
