@@ -166,6 +166,16 @@ var sourceSet = map[string]string{
 	// Round 35, by the same rule (each helper brought one family).
 	"cursor-schaerbeek":   "test",   // Cursor agent sessions rendered by SpecStory, JobiJoba/SchaerbeekMunicipality (C#/.NET app: search and glob JSON, todo lists, browser snapshots; terminal output cut at about 2,000 characters)
 	"codex-cli-shipshape": "tuning", // Codex CLI 0.114 rollouts, ivanma9/ship (TypeScript monorepo: failing Vitest runs, tsc errors, Playwright, notes quoting run summaries)
+	// Round 36: opencode-gatomia2.jsonl.gz holds 14 gatomia sessions that
+	// did not fit round 33's file; their ids start "opencode-gatomia__", so
+	// they are the tuning source above. Of the new families, by the order
+	// they were finished: the first measured, then alternating.
+	"claude-code-paitpos":     "test",   // Claude Code 2.0 transcripts, Smartagent-so/Personal_AI_Infrastructure (a German setup of a Claude home: Markdown and TypeScript reads, greps)
+	"crush-ciscoauto":         "tuning", // Crush sessions, AndresGaibor/cisco-auto (TypeScript on Bun: bun test failures)
+	"crush-liquidify":         "test",   // Crush sessions, tuliopc23/LiqUIdify (a React component library: Storybook build and lint failures)
+	"opencode-mule":           "tuning", // the Go OpenCode's sessions, mule-ai/mule (Go: reads with diagnostics, failed patches)
+	"opencode-ecrivez":        "test",   // the Go OpenCode's sessions, matias-ceau/ecrivez (Python: pytest failures)
+	"copilot-cli-agentengram": "tuning", // GitHub Copilot CLI 1.0 sessions, softwaresalt/agent-engram (Rust: cargo test)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -476,6 +486,12 @@ var sessionAgents = map[string]string{
 	"codex-cli-testframework":        "codex-cli-testframework",
 	"cursor-schaerbeek":              "cursor-schaerbeek",
 	"codex-cli-shipshape":            "codex-cli-shipshape",
+	"claude-code-paitpos":            "claude-code-paitpos",
+	"crush-ciscoauto":                "crush-ciscoauto",
+	"crush-liquidify":                "crush-liquidify",
+	"opencode-mule":                  "opencode-mule",
+	"opencode-ecrivez":               "opencode-ecrivez",
+	"copilot-cli-agentengram":        "copilot-cli-agentengram",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -619,7 +635,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
 			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1",
-			"claude-code-connix", "claude-code-jekyllnetlify":
+			"claude-code-connix", "claude-code-jekyllnetlify", "claude-code-paitpos":
 			field = append(field, s)
 		}
 	}
