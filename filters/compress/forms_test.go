@@ -1722,6 +1722,28 @@ func TestTypeCutPastTheCut(t *testing.T) {
 }
 
 // heldOutRecord returns the committed session output with id, or fails.
+// keepsLinesAt compresses the held-out record id at ratio and reports
+// each of want that is not a whole line of the output, and any guard the
+// output breaks (checkGuards). It returns the output.
+func keepsLinesAt(t *testing.T, id string, ratio float64, want ...string) string {
+	t.Helper()
+	rec := heldOutRecord(t, id)
+	s := Structural(StructuralOptions{TargetRatio: ratio})
+	out, rep := s.Compress(rec.Output, rec.hint())
+	if !rep.Changed {
+		t.Fatalf("not compressed")
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w+"\n") {
+			t.Errorf("dropped %q:\n%s", w, out)
+		}
+	}
+	if err := checkGuards(s, rec.Output, rec.hint()); err != nil {
+		t.Error(err)
+	}
+	return out
+}
+
 func heldOutRecord(t *testing.T, id string) *record {
 	t.Helper()
 	for _, r := range loadHeldOutSessions(t) {

@@ -627,28 +627,14 @@ func TestBuildAndTestVerdicts(t *testing.T) {
 // so at 4x the bytes are not spent on the same names twice. A real run
 // (Codex CLI on ivanma9/ship, tuning set).
 func TestVitestListedFailuresOnce(t *testing.T) {
-	const id = "codex-cli-shipshape__019ce3fb-1087-7980-8f92-8d0171aaea6a#call_M9CQf97fj9Jfey05lx4qJm2B"
-	rec := heldOutRecord(t, id)
-	s := Structural(StructuralOptions{TargetRatio: 4})
-	out, rep := s.Compress(rec.Output, rec.hint())
-	if !rep.Changed {
-		t.Fatalf("not compressed")
-	}
-	for _, w := range []string{
+	out := keepsLinesAt(t, "codex-cli-shipshape__019ce3fb-1087-7980-8f92-8d0171aaea6a#call_M9CQf97fj9Jfey05lx4qJm2B", 4,
 		" FAIL  src/routes/documents.coverage.test.ts > Documents API coverage branches > rejects PATCH requests with no fields to update",
 		" FAIL  src/routes/documents.coverage.test.ts > Documents API coverage branches > assigns the next ticket number when converting a creator-owned wiki to an issue",
 		"error: VALUES lists must all be the same length",
 		"      Tests  6 failed (6)",
-	} {
-		if !strings.Contains(out, w+"\n") {
-			t.Errorf("dropped %q:\n%s", w, out)
-		}
-	}
+	)
 	if strings.Contains(out, "× rejects PATCH requests") || !strings.Contains(out, "6 failing tests named again below") {
 		t.Errorf("the list under the file kept, or not counted:\n%s", out)
-	}
-	if err := checkGuards(s, rec.Output, rec.hint()); err != nil {
-		t.Error(err)
 	}
 	// A failure the section does not name keeps its line.
 	log := " ❯ src/a.test.ts (2 tests | 2 failed) 20ms\n   × sums 7ms\n   × rounds 9ms\n\n FAIL  src/a.test.ts > cart > sums\nAssertionError: expected 2 to be 3\n"
