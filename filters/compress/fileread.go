@@ -390,10 +390,12 @@ func coverNames(p *plan, sc *nameScratch, add func(i, limit int) bool, limit int
 			// Its neighbours now cost a marker less: the lazy heap
 			// only ever lowers a score in place, so a raised one goes
 			// in again (a stale copy pops later and finds its line
-			// kept). Only into the room pops left, so the heap is
-			// never grown past its first size.
+			// kept). Only while it holds fewer than n lines, the size
+			// it was grown to: never reallocated, and (unlike the
+			// capacity of a slice the pool hands back) the same bound
+			// whatever was read before, so the output is too.
 			for _, j := range [2]int{top.i - 1, top.i + 1} {
-				if j >= 0 && j < n && !p.cls[j].keep && len(h.items) < cap(h.items) {
+				if j >= 0 && j < n && !p.cls[j].keep && len(h.items) < n {
 					if s := score(j); s > 0 {
 						h.push(scoredLine{j, s})
 					}

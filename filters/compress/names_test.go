@@ -2,6 +2,7 @@ package compress
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,26 @@ func TestReportsKeepTheirNames(t *testing.T) {
 	}
 	if err := checkGuards(s, text, h); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCoverSameAfterAnyRead: the name cover's scratch arrays come from a
+// pool, so a read may get a heap grown by a larger read before it. Its
+// output must not depend on that: the cover's pushes are bounded by the
+// read's own line count, not by the capacity the pool hands back.
+func TestCoverSameAfterAnyRead(t *testing.T) {
+	small := readTestdata(t, "claude_read.txt")
+	h := Hint{ToolName: "Read", Args: `{"file_path":"/repo/src/server.py"}`}
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		runtime.GC()
+		runtime.GC() // the pool's victim cache too: a fresh scratch
+		fresh, _ := s.Compress(small, h)
+		big := strings.Repeat(small, 40)
+		_, _ = s.Compress(big, h) // grows the pooled scratch past small's size
+		again, _ := s.Compress(small, h)
+		if fresh != again {
+			t.Errorf("%gx: the output after a larger read differs from a fresh one", ratio)
+		}
 	}
 }
