@@ -27,17 +27,20 @@ func failureMarkedIn(l string, m lineBits) bool {
 }
 
 // endsWithDuration reports whether a line ends with a test's run time as
-// jest and vitest print it: "(12 ms)", "(3.1 s)", "12ms".
+// jest and vitest print it: "(12 ms)", "(3.1 s)", "12ms", and vitest past
+// a second "1.20s" (always with its decimals: a bare "12s" is read as
+// nothing, so "× 12s" of another tool is not taken for one).
 func endsWithDuration(t string) bool {
 	t = strings.TrimSuffix(t, ")")
-	for _, unit := range [...]string{" ms", "ms", " s"} {
+	for _, unit := range [...]string{" ms", "ms", " s", "s"} {
 		if r, ok := strings.CutSuffix(t, unit); ok {
 			d := digitsBefore(r)
-			if d > 0 && d < len(r) && r[len(r)-d-1] == '.' {
+			decimals := d > 0 && d < len(r) && r[len(r)-d-1] == '.'
+			if decimals {
 				r = r[:len(r)-d-1]
 				d = digitsBefore(r)
 			}
-			return d > 0
+			return d > 0 && (unit != "s" || decimals)
 		}
 	}
 	return false
@@ -298,7 +301,7 @@ func classifyDiagnostic(p *plan, kind Kind) {
 	}
 	if test {
 		readNumberedTitles(p, catOut)
-		demoteListedFailures(p, p.category("failing tests named again below"))
+		demoteListedFailures(p)
 	}
 	rankErrorsFromBothEnds(p)
 	rankFrames(p, catFrames)

@@ -86,7 +86,7 @@ func readNumberedTitles(p *plan, catOut uint8) {
 // tight aim the first list's bytes go to the error and the code frame
 // under it, where the next edit goes. A test the section does not name
 // keeps its line.
-func demoteListedFailures(p *plan, cat uint8) {
+func demoteListedFailures(p *plan) {
 	var named map[string]struct{}
 	for i := 0; i < p.n; i++ {
 		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
@@ -106,6 +106,7 @@ func demoteListedFailures(p *plan, cat uint8) {
 	if named == nil {
 		return
 	}
+	cat := -1
 	for i := 0; i < p.n; i++ {
 		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
 			continue
@@ -115,21 +116,15 @@ func demoteListedFailures(p *plan, cat uint8) {
 		if !ok {
 			continue
 		}
-		// "7ms", "1.2s": the test's duration, which the section leaves out.
-		if k := strings.LastIndexByte(name, ' '); k > 0 && isDuration(name[k+1:]) {
+		// "7ms", "1.20s": the test's duration, which the section leaves out.
+		if k := strings.LastIndexByte(name, ' '); k > 0 && endsWithDuration(name[k+1:]) {
 			name = name[:k]
 		}
 		if _, again := named[name]; again {
-			p.set(i, tierFill, 0, cat)
+			if cat < 0 { // a category of its own only where it is used
+				cat = int(p.category("failing tests named again below"))
+			}
+			p.set(i, tierFill, 0, uint8(cat))
 		}
 	}
-}
-
-// isDuration matches a runner's short duration: "7ms", "12ms", "1.2s".
-func isDuration(s string) bool {
-	d := 0
-	for d < len(s) && (isDigit(s[d]) || s[d] == '.') {
-		d++
-	}
-	return d > 0 && (s[d:] == "ms" || s[d:] == "s")
 }

@@ -637,7 +637,7 @@ func TestVitestListedFailuresOnce(t *testing.T) {
 		t.Errorf("the list under the file kept, or not counted:\n%s", out)
 	}
 	// A failure the section does not name keeps its line.
-	log := " ❯ src/a.test.ts (2 tests | 2 failed) 20ms\n   × sums 7ms\n   × rounds 9ms\n\n FAIL  src/a.test.ts > cart > sums\nAssertionError: expected 2 to be 3\n"
+	log := " ❯ src/a.test.ts (2 tests | 2 failed) 20ms\n   × sums 1.20s\n   × rounds 9ms\n\n FAIL  src/a.test.ts > cart > sums\nAssertionError: expected 2 to be 3\n"
 	p := newPlan(log, KindTestLog, StructuralOptions{TargetBytes: 1 << 20})
 	classifyDiagnostic(p, KindTestLog)
 	for i := 0; i < p.n; i++ {
@@ -647,6 +647,23 @@ func TestVitestListedFailuresOnce(t *testing.T) {
 		}
 		if strings.Contains(l, "× sums") && p.cls[i].tier == tierCritical {
 			t.Errorf("%q kept critical though the section names it", l)
+		}
+	}
+}
+
+// TestEndsWithDuration: the run times jest and vitest end a test's line
+// with, and lines that end in a number of something else.
+func TestEndsWithDuration(t *testing.T) {
+	for _, c := range []struct {
+		t    string
+		want bool
+	}{
+		{"× sums 7ms", true}, {"✕ sums (12 ms)", true}, {"✕ sums (3.1 s)", true},
+		{"× sums 1.20s", true}, // vitest past a second
+		{"× sums 12s", false}, {"× 3 items", false}, {"× ms", false}, {"× sums .5s", false},
+	} {
+		if got := endsWithDuration(c.t); got != c.want {
+			t.Errorf("endsWithDuration(%q) = %v, want %v", c.t, got, c.want)
 		}
 	}
 }
