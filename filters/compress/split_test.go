@@ -176,6 +176,20 @@ var sourceSet = map[string]string{
 	"opencode-mule":           "tuning", // the Go OpenCode's sessions, mule-ai/mule (Go: reads with diagnostics, failed patches)
 	"opencode-ecrivez":        "test",   // the Go OpenCode's sessions, matias-ceau/ecrivez (Python: pytest failures)
 	"copilot-cli-agentengram": "tuning", // GitHub Copilot CLI 1.0 sessions, softwaresalt/agent-engram (Rust: cargo test)
+	// Round 37, by the same rule: helper a's three families in the order
+	// its report named them, then helper b's, alternating from the test
+	// set. crush-bajajfinsev was left out (its licence came after the
+	// sessions had been committed twice without one).
+	"crush-dbr":              "test",   // Crush session, rnwolf/dbr (Python FastAPI: a failing pytest-bdd run, reads of tests and sources)
+	"opencode-flagrs":        "tuning", // the Go OpenCode's session, navicore/flag-rs (Rust: reads, Sourcegraph searches of clap and cobra)
+	"crush-opensuperwhisper": "test",   // Crush sessions, Starmel/OpenSuperWhisper pull request 64 (Swift: xcodebuild compile errors, SwiftUI reads)
+	"opencode-darkfactory":   "tuning", // OpenCode 1.2 exports, victoryforphil/dark-factory (Bun/TypeScript and Rust: numbered reads, globs, greps)
+	"opencode-mbuscrate":     "test",   // the Go OpenCode's session, jfabienke/mbuscrate (Rust: failing cargo clippy -D warnings)
+	"opencode-mcpuisdk":      "tuning", // the Go OpenCode's sessions, modelcontextprotocol-ui/sdk (TypeScript: failing Biome lint runs)
+	"crush-dbosgolang":       "test",   // Crush session, dbos-inc/dbos-transact-golang (Go: reads of large sources and tests, greps)
+	"crush-quay":             "tuning", // Crush sessions, jbpratt/quay (Python and React: reads, greps, a tree listing)
+	"opencode-hemmelig":      "test",   // the Go OpenCode's session, HemmeligOrg/Hemmelig.app (JavaScript: git status and git diff, reads)
+	"opencode-kkutils":       "tuning", // the Go OpenCode's sessions, kashifkhan0771/utils (Go: reads, a grep)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -492,6 +506,16 @@ var sessionAgents = map[string]string{
 	"opencode-mule":                  "opencode-mule",
 	"opencode-ecrivez":               "opencode-ecrivez",
 	"copilot-cli-agentengram":        "copilot-cli-agentengram",
+	"crush-dbr":                      "crush-dbr",
+	"opencode-flagrs":                "opencode-flagrs",
+	"crush-opensuperwhisper":         "crush-opensuperwhisper",
+	"opencode-darkfactory":           "opencode-darkfactory",
+	"opencode-mbuscrate":             "opencode-mbuscrate",
+	"opencode-mcpuisdk":              "opencode-mcpuisdk",
+	"crush-dbosgolang":               "crush-dbosgolang",
+	"crush-quay":                     "crush-quay",
+	"opencode-hemmelig":              "opencode-hemmelig",
+	"opencode-kkutils":               "opencode-kkutils",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
