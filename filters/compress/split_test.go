@@ -190,6 +190,9 @@ var sourceSet = map[string]string{
 	"crush-quay":             "tuning", // Crush sessions, jbpratt/quay (Python and React: reads, greps, a tree listing)
 	"opencode-hemmelig":      "test",   // the Go OpenCode's session, HemmeligOrg/Hemmelig.app (JavaScript: git status and git diff, reads)
 	"opencode-kkutils":       "tuning", // the Go OpenCode's sessions, kashifkhan0771/utils (Go: reads, a grep)
+	// Round 38, by the same rule: helper a reported first.
+	"claude-code-wasacli": "test",   // Claude Code 2.1 transcripts, JoakimCarlsson/wasa-cli (Go: reads, grep -rn, plans)
+	"codex-cli-ocodex":    "tuning", // Codex CLI rollouts, JaydenXsoe/ocodex (a Rust fork of openai/codex: sed -n reads, rg, failing cargo test and clippy)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -516,6 +519,8 @@ var sessionAgents = map[string]string{
 	"crush-quay":                     "crush-quay",
 	"opencode-hemmelig":              "opencode-hemmelig",
 	"opencode-kkutils":               "opencode-kkutils",
+	"claude-code-wasacli":            "claude-code-wasacli",
+	"codex-cli-ocodex":               "codex-cli-ocodex",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -659,7 +664,7 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
 			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1",
-			"claude-code-connix", "claude-code-jekyllnetlify", "claude-code-paitpos":
+			"claude-code-connix", "claude-code-jekyllnetlify", "claude-code-paitpos", "claude-code-wasacli":
 			field = append(field, s)
 		}
 	}
