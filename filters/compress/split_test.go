@@ -193,6 +193,12 @@ var sourceSet = map[string]string{
 	// Round 38, by the same rule: helper a reported first.
 	"claude-code-wasacli": "test",   // Claude Code 2.1 transcripts, JoakimCarlsson/wasa-cli (Go: reads, grep -rn, plans)
 	"codex-cli-ocodex":    "tuning", // Codex CLI rollouts, JaydenXsoe/ocodex (a Rust fork of openai/codex: sed -n reads, rg, failing cargo test and clippy)
+	// Round 39, by the same rule: helper b reported first. The Copilot CLI
+	// sessions of wasa-cli are claude-code-wasacli's developer: his family.
+	"copilot-cli-wasacli":      "test",   // GitHub Copilot CLI 1.0 sessions, JoakimCarlsson/wasa-cli (Go: failing go test and golangci-lint, greps, git diff)
+	"codex-cli-atelier":        "test",   // Codex CLI 0.79 rollouts, dsissoko/atelier (a documentation and Spec Kit template: reads, rg over its Codex log)
+	"claude-code-langlearntts": "tuning", // Claude Code 2.1 transcript, punt-labs/langlearn-tts (Python: a failing pytest run, ruff errors, ImportError tracebacks)
+	"claude-code-promptschat":  "test",   // Claude Code 2.1 transcript, f/awesome-chatgpt-prompts (TypeScript: reads, a failing tsc --noEmit)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -521,6 +527,10 @@ var sessionAgents = map[string]string{
 	"opencode-kkutils":               "opencode-kkutils",
 	"claude-code-wasacli":            "claude-code-wasacli",
 	"codex-cli-ocodex":               "codex-cli-ocodex",
+	"copilot-cli-wasacli":            "copilot-cli-wasacli",
+	"codex-cli-atelier":              "codex-cli-atelier",
+	"claude-code-langlearntts":       "claude-code-langlearntts",
+	"claude-code-promptschat":        "claude-code-promptschat",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
@@ -664,7 +674,8 @@ func TestQualitySplit(t *testing.T) {
 			"claude-code-flutterdockerimage", "claude-code-lockcodemanager", "claude-code-emu198x",
 			"claude-code-authgo", "claude-code-fittoday", "claude-code-daqificore",
 			"claude-code-forge", "claude-code-agentswarm", "claude-code-tspec", "claude-code-vcx1",
-			"claude-code-connix", "claude-code-jekyllnetlify", "claude-code-paitpos", "claude-code-wasacli":
+			"claude-code-connix", "claude-code-jekyllnetlify", "claude-code-paitpos", "claude-code-wasacli",
+			"copilot-cli-wasacli", "codex-cli-atelier", "claude-code-promptschat":
 			field = append(field, s)
 		}
 	}
