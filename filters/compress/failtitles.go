@@ -87,12 +87,23 @@ func readNumberedTitles(p *plan, catOut uint8) {
 // under it, where the next edit goes. A test the section does not name
 // keeps its line.
 func demoteListedFailures(p *plan) {
+	// The failing-test lines, read once: the section's names and the
+	// list's lines with theirs.
+	type failing struct {
+		i int
+		t string // the name after the cross
+	}
+	var lines []failing
 	var named map[string]struct{}
 	for i := 0; i < p.n; i++ {
 		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
 			continue
 		}
 		t := trimLeft(trimRight(p.viewLine(i)))
+		if name, ok := strings.CutPrefix(t, "× "); ok {
+			lines = append(lines, failing{i, name})
+			continue
+		}
 		if !strings.HasPrefix(t, "FAIL ") {
 			continue
 		}
@@ -107,15 +118,8 @@ func demoteListedFailures(p *plan) {
 		return
 	}
 	cat := -1
-	for i := 0; i < p.n; i++ {
-		if c := p.cls[i]; c.tier != tierCritical || c.rank != 1 {
-			continue
-		}
-		t := trimLeft(trimRight(p.viewLine(i)))
-		name, ok := strings.CutPrefix(t, "× ")
-		if !ok {
-			continue
-		}
+	for _, f := range lines {
+		name := f.t
 		// "7ms", "1.20s": the test's duration, which the section leaves out.
 		if k := strings.LastIndexByte(name, ' '); k > 0 && endsWithDuration(name[k+1:]) {
 			name = name[:k]
@@ -124,7 +128,7 @@ func demoteListedFailures(p *plan) {
 			if cat < 0 { // a category of its own only where it is used
 				cat = int(p.category("failing tests named again below"))
 			}
-			p.set(i, tierFill, 0, uint8(cat))
+			p.set(f.i, tierFill, 0, uint8(cat))
 		}
 	}
 }
