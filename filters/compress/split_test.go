@@ -199,6 +199,8 @@ var sourceSet = map[string]string{
 	"codex-cli-atelier":        "test",   // Codex CLI 0.79 rollouts, dsissoko/atelier (a documentation and Spec Kit template: reads, rg over its Codex log)
 	"claude-code-langlearntts": "tuning", // Claude Code 2.1 transcript, punt-labs/langlearn-tts (Python: a failing pytest run, ruff errors, ImportError tracebacks)
 	"claude-code-promptschat":  "test",   // Claude Code 2.1 transcript, f/awesome-chatgpt-prompts (TypeScript: reads, a failing tsc --noEmit)
+	// Round 41, by the same rule: helper b alone brought a family.
+	"cline-pythonperplexica": "test", // Cline 2.x "Export task" Markdown, thetom42/Python-Perplexica (TypeScript and Python reads, writes answered with Mypy and Pylint diagnostics)
 	// Round 27: captured console logs of build tools and test runners the
 	// tuning set lacked (xcodebuild and swift test, MSBuild and dotnet
 	// test, Maven, Gradle, make and gcc, linters), from fixture folders
@@ -531,6 +533,7 @@ var sessionAgents = map[string]string{
 	"codex-cli-atelier":              "codex-cli-atelier",
 	"claude-code-langlearntts":       "claude-code-langlearntts",
 	"claude-code-promptschat":        "claude-code-promptschat",
+	"cline-pythonperplexica":         "cline-pythonperplexica",
 }
 
 // sourceOf names the source of a record: the agent set-up of a session
