@@ -1658,6 +1658,9 @@ func TestReadKeepsExitStatus(t *testing.T) {
 		"// rustup check returns exit code 100 when updates are available",
 		"CI has no such key, so both tests failed there with exit code 1.",
 		"  4. Reports issues as non-blocking warnings (exit status 2)",
+		// A transcript that quotes Gemini CLI's shell tool (a SpecStory
+		// rendering read back): its field is written "Exit Code:".
+		"Exit Code: 127",
 	} {
 		text := read(l)
 		h := Hint{ToolName: "Read", Args: `{"file_path":"/repo/src/handlers.go"}`}

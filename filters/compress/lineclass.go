@@ -1130,9 +1130,10 @@ func hasTracebackOrPanic(t string) bool {
 	}
 }
 
-// hasExitFailure finds "exit status N" or "exit code N" (any case of
-// "exit", an optional colon) with N not 0: the line where a command, a
-// child process or a CI step reports that it failed.
+// hasExitFailure finds "exit status N" or "exit code N" (either case of
+// each word's first letter, as Gemini CLI's shell tool writes "Exit Code:
+// 127"; an optional colon) with N not 0: the line where a command, a child
+// process or a CI step reports that it failed.
 // mayHoldExitFailure gates hasExitFailure: "exit" and a digit.
 func mayHoldExitFailure(m lineBits) bool {
 	return m.has('x') && m.has('i') && m.has('t') && m.has('0')
@@ -1151,9 +1152,9 @@ func hasExitFailure(t string) bool {
 		}
 		rest := t[k+4:]
 		switch {
-		case strings.HasPrefix(rest, "status"):
+		case strings.HasPrefix(rest, "status") || strings.HasPrefix(rest, "Status"):
 			rest = rest[6:]
-		case strings.HasPrefix(rest, "code"):
+		case strings.HasPrefix(rest, "code") || strings.HasPrefix(rest, "Code"):
 			rest = rest[4:]
 		default:
 			continue
