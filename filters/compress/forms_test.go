@@ -724,6 +724,38 @@ func TestSearchKeepsErrorHits(t *testing.T) {
 	}
 }
 
+// TestSearchKeepsErrorContextLines: a context line of grep -C or rg -C
+// ("a.go-12-…") that names or reports an error is kept whole, as an error
+// hit is, and after the matches' own error hits: the form a Claude Code
+// Grep with context took in the tuning set, where its exception type was
+// dropped at 10x.
+func TestSearchKeepsErrorContextLines(t *testing.T) {
+	var b strings.Builder
+	for f := 0; f < 20; f++ {
+		fmt.Fprintf(&b, "src/prompt/segment_%02d.go-%d-\tif width == 0 {\n", f, 40)
+		fmt.Fprintf(&b, "src/prompt/segment_%02d.go:%d:\t\tw := env.TerminalWidth()\n", f, 41)
+		fmt.Fprintf(&b, "src/prompt/segment_%02d.go-%d-\t\tlog.Debug(\"width\", w) // segment %d\n", f, 42, f)
+		if f == 13 {
+			b.WriteString("src/prompt/segment_13.go-43-\t\t{Case: \"no tty\", TerminalWidthError: errors.New(\"no tty\")},\n")
+		}
+		b.WriteString("--\n")
+	}
+	text, h := b.String(), Hint{ToolName: "Grep", Args: `{"pattern":"TerminalWidth\\(\\)","path":"src","output_mode":"content","-n":true,"-C":1}`}
+	for _, ratio := range []float64{4, 10} {
+		s := Structural(StructuralOptions{TargetRatio: ratio})
+		out, rep := s.Compress(text, h)
+		if rep.Kind != KindSearch || !rep.Changed {
+			t.Fatalf("%gx: kind %s, changed %v", ratio, rep.Kind, rep.Changed)
+		}
+		if want := "src/prompt/segment_13.go-43-\t\t{Case: \"no tty\", TerminalWidthError: errors.New(\"no tty\")},\n"; !strings.Contains(out, want) {
+			t.Errorf("%gx: the context line raising TerminalWidthError was not kept whole:\n%s", ratio, out)
+		}
+		if err := checkGuards(s, text, h); err != nil {
+			t.Errorf("%gx: %v", ratio, err)
+		}
+	}
+}
+
 // TestIsErrorHit: only a match's text is read as an error line, so a hit
 // whose text opens as an error line does (a panic, pytest's "E   "), and a
 // path or a line number never makes a hit one.

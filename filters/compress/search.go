@@ -90,7 +90,7 @@ func classifySearch(p *plan) {
 				p.hitLine[i] = int32(n)
 			}
 			text := hitText(l, path)
-			errHit := match && isErrorOrSummaryHit(text)
+			errHit := isErrorOrSummaryHit(text)
 			if !errHit {
 				p.hitText[i] = int32(len(l) - len(text))
 			}
@@ -112,7 +112,7 @@ func classifySearch(p *plan) {
 				// files handle (`except IntegrityError:`) is news a
 				// tenth more hits of the first types are not.
 				rank := int(g) + 1
-				if name := exceptionName(text); name != "" {
+				if name := exceptionName(text); name != "" && match {
 					if types.m == nil {
 						types = newSeenSet(len(p.body))
 					}
@@ -134,9 +134,16 @@ func classifySearch(p *plan) {
 				p.set(i, tierFill, k, 0)
 			}
 			if !match {
-				// A context line: after the matches of its file.
-				p.cls[i].tier = max(p.cls[i].tier, tierFill)
-				p.cls[i].rank += 1 << 20
+				// A context line: after the matches of its file. One that
+				// reports or raises an error (grep -C's "a.go-12-\treturn
+				// errors.New(…)" under a match) is where failure text is
+				// made as much as a match is: critical, but after every
+				// match's error hit, so it takes only the room they
+				// leave.
+				if !errHit {
+					p.cls[i].tier = max(p.cls[i].tier, tierFill)
+				}
+				p.cls[i].rank += contextRank
 			}
 		case isSearchSummary(l) || isSummaryLine(l):
 			// A search's count, or a linter's or a runner's summary after
@@ -172,6 +179,10 @@ func classifySearch(p *plan) {
 	}
 	p.headTail(2, 2)
 }
+
+// contextRank is added to the rank of a search's context lines (grep -C's
+// "a.go-12-…"): each goes after every match of its kind.
+const contextRank = 1 << 20
 
 // isErrorOrSummaryHit reports whether a match's text (hitText: the part
 // after "path:12:", or "12:" under an rg --heading) is an error line or a
@@ -475,8 +486,8 @@ func isListingSummary(t string) bool {
 func (p *plan) criticalAreDiagnostics() bool {
 	crit, diag := 0, 0
 	for i, l := range p.allLines() {
-		if p.cls[i].tier != tierCritical {
-			continue
+		if p.cls[i].tier != tierCritical || p.cls[i].rank >= contextRank {
+			continue // context lines do not say what the search was of
 		}
 		crit++
 		if isDiagnosticHit(l) || isReportedErrorHit(l) {
