@@ -1472,6 +1472,55 @@ func TestCILogs(t *testing.T) {
 	}
 }
 
+// TestCILogRepeatsInOtherSteps: an error a job log repeats in another step
+// (the form `gh run view --log` gave in the tuning set: "fatal: not a git
+// repository" under "Run clippy" and again under "Build") reads the same
+// once the prefix is dropped, but says where else it happened: at 4x, with
+// room in the aim, both lines are kept whole. In a log without prefixes the
+// same line twice is one fact, kept once.
+func TestCILogRepeatsInOtherSteps(t *testing.T) {
+	for _, prefixed := range []bool{true, false} {
+		var b strings.Builder
+		i := 0
+		line := func(step, msg string) {
+			if prefixed {
+				fmt.Fprintf(&b, "build\t%s\t2025-12-13T00:%02d:%02d.%07dZ ", step, i/60%60, i%60, i*7919%10000000)
+			}
+			b.WriteString(msg + "\n")
+			i++
+		}
+		for k := 0; k < 60; k++ {
+			line("Run clippy", fmt.Sprintf("   Compiling crate_%d v0.%d.0", k, k%7))
+		}
+		line("Run clippy", "  fatal: not a git repository (or any of the parent directories): .git")
+		for k := 0; k < 60; k++ {
+			line("Build", fmt.Sprintf("   Compiling crate_%d v0.%d.0 (build)", k, k%5))
+			if k == 30 {
+				line("Build", "  fatal: not a git repository (or any of the parent directories): .git")
+			}
+		}
+		line("Build", "##[error]Process completed with exit code 101.")
+		text, h := b.String(), bash("gh run view 20183614 --log")
+		out, _ := Structural(StructuralOptions{TargetRatio: 4}).Compress(text, h)
+		want, copies := []string{"exit code 101"}, 1
+		if prefixed {
+			want = append(want, "build\tRun clippy\t2025-12-13T00:01:00.0475140Z   fatal: not a git", "build\tBuild\t2025-12-13T00:01:32.0728548Z   fatal: not a git")
+			copies = 2
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("prefixed %v: lost %q:\n%s", prefixed, w, out)
+			}
+		}
+		if n := strings.Count(out, "fatal: not a git repository"); n != copies {
+			t.Errorf("prefixed %v: %d copies of the error, want %d:\n%s", prefixed, n, copies, out)
+		}
+		if err := checkGuards(Structural(StructuralOptions{TargetRatio: 4}), text, h); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestDiffDefinitionsFirst: a changed line that opens a definition is
 // what the agent calls or edits next, so it ranks before the first
 // changes of every hunk, and with many hunks under a tight aim the hunk
