@@ -3,7 +3,9 @@ package compress
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -606,17 +608,35 @@ func loadFixtureRecords(t testing.TB) []record {
 // clone.
 const heldOutSessions = "../../testenv/sessions/corpus/*.jsonl.gz"
 
+// heldOut holds the committed sessions' records once read: a dozen tests
+// read them all, and under the race detector each read took half a minute
+// of a 2-core machine (the package outgrew go test's 10-minute default).
+var heldOut struct {
+	once sync.Once
+	recs []record
+	ok   bool // the first read finished; when it did not, its test failed
+}
+
+// loadHeldOutSessions returns the committed sessions' records, read once
+// per test process. The slice's capacity is its length, so a caller's
+// append copies it; records are values, never changed in place.
 func loadHeldOutSessions(t testing.TB) []record {
 	t.Helper()
-	files, err := filepath.Glob(heldOutSessions)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no committed sessions at %s: %v", heldOutSessions, err)
+	heldOut.once.Do(func() {
+		files, err := filepath.Glob(heldOutSessions)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no committed sessions at %s: %v", heldOutSessions, err)
+		}
+		var recs []record
+		for _, f := range files {
+			recs = append(recs, loadSessionRecords(t, f)...)
+		}
+		heldOut.recs, heldOut.ok = slices.Clip(recs), true
+	})
+	if !heldOut.ok {
+		t.Fatal("the committed sessions failed to load (see the first test that read them)")
 	}
-	var recs []record
-	for _, f := range files {
-		recs = append(recs, loadSessionRecords(t, f)...)
-	}
-	return recs
+	return heldOut.recs
 }
 
 // committedRecords is every record committed with the repository: the
