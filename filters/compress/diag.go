@@ -259,6 +259,9 @@ func classifyDiagnostic(p *plan, kind Kind) {
 				}
 			} else {
 				p.set(i, tierCritical, 2, catOut)
+				if raw := p.line(i); len(raw) != len(l) {
+					seenRaw.add(collapsedHash(raw)) // a copy the same in every byte folds
+				}
 			}
 		case tabular && isStatusFailureRow(l, s.bits):
 			// A status table (CI checks, pods, jobs): the failed rows are

@@ -1477,14 +1477,18 @@ func TestCILogs(t *testing.T) {
 // repository" under "Run clippy" and again under "Build") reads the same
 // once the prefix is dropped, but says where else it happened: at 4x, with
 // room in the aim, both lines are kept whole. In a log without prefixes the
-// same line twice is one fact, kept once.
+// same line twice is one fact, kept once, coloured alike or not.
 func TestCILogRepeatsInOtherSteps(t *testing.T) {
-	for _, prefixed := range []bool{true, false} {
+	for _, c := range []struct{ prefixed, coloured bool }{{true, false}, {false, false}, {false, true}} {
+		prefixed := c.prefixed
 		var b strings.Builder
 		i := 0
 		line := func(step, msg string) {
 			if prefixed {
 				fmt.Fprintf(&b, "build\t%s\t2025-12-13T00:%02d:%02d.%07dZ ", step, i/60%60, i%60, i*7919%10000000)
+			}
+			if c.coloured && strings.Contains(msg, "fatal:") {
+				msg = "\x1b[31m" + msg + "\x1b[0m"
 			}
 			b.WriteString(msg + "\n")
 			i++
@@ -1509,11 +1513,11 @@ func TestCILogRepeatsInOtherSteps(t *testing.T) {
 		}
 		for _, w := range want {
 			if !strings.Contains(out, w) {
-				t.Errorf("prefixed %v: lost %q:\n%s", prefixed, w, out)
+				t.Errorf("%+v: lost %q:\n%s", c, w, out)
 			}
 		}
 		if n := strings.Count(out, "fatal: not a git repository"); n != copies {
-			t.Errorf("prefixed %v: %d copies of the error, want %d:\n%s", prefixed, n, copies, out)
+			t.Errorf("%+v: %d copies of the error, want %d:\n%s", c, n, copies, out)
 		}
 		if err := checkGuards(Structural(StructuralOptions{TargetRatio: 4}), text, h); err != nil {
 			t.Error(err)
