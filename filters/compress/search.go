@@ -135,11 +135,11 @@ func classifySearch(p *plan) {
 			}
 			if !match {
 				// A context line: after the matches of its file. One that
-				// reports or raises an error (grep -C's "a.go-12-\treturn
-				// errors.New(…)" under a match) is where failure text is
-				// made as much as a match is: critical, but after every
-				// match's error hit, so it takes only the room they
-				// leave.
+				// names or reports an error (grep -C's "a_test.go-30-\t{…,
+				// WidthError: errors.New(…)}" under a match) is where
+				// failure text is made as much as a match is: critical,
+				// but after every match's error hit, so it takes only the
+				// room they leave.
 				if !errHit {
 					p.cls[i].tier = max(p.cls[i].tier, tierFill)
 				}
