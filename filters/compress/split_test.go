@@ -592,13 +592,20 @@ const fixtureRecords = "testdata/fixtures/*.jsonl.gz"
 // loadFixtureRecords reads every file of fixtureRecords.
 func loadFixtureRecords(t testing.TB) []record {
 	t.Helper()
-	files, err := filepath.Glob(fixtureRecords)
+	return globRecords(t, fixtureRecords, "fixture logs", loadRecords)
+}
+
+// globRecords reads every file pattern matches with load; what names them
+// when there are none.
+func globRecords(t testing.TB, pattern, what string, load func(testing.TB, string) []record) []record {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixture logs at %s: %v", fixtureRecords, err)
+		t.Fatalf("no %s at %s: %v", what, pattern, err)
 	}
 	var recs []record
 	for _, f := range files {
-		recs = append(recs, loadRecords(t, f)...)
+		recs = append(recs, load(t, f)...)
 	}
 	return recs
 }
@@ -623,14 +630,7 @@ var heldOut struct {
 func loadHeldOutSessions(t testing.TB) []record {
 	t.Helper()
 	heldOut.once.Do(func() {
-		files, err := filepath.Glob(heldOutSessions)
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no committed sessions at %s: %v", heldOutSessions, err)
-		}
-		var recs []record
-		for _, f := range files {
-			recs = append(recs, loadSessionRecords(t, f)...)
-		}
+		recs := globRecords(t, heldOutSessions, "committed sessions", loadSessionRecords)
 		heldOut.recs, heldOut.ok = slices.Clip(recs), true
 	})
 	if !heldOut.ok {
